@@ -1,3 +1,97 @@
-"""jms: Jakarta Messaging in Python."""
+"""jms: Jakarta Messaging in Python.
+
+The message model and exceptions are importable from here; the selector engine, the provider and
+the Spark integration live in ``jms.selector``, ``jms.client`` and ``jms.spark`` and are
+re-exported here as they land.
+"""
+
+from jms.errors import (
+    IllegalStateException,
+    IllegalStateRuntimeException,
+    InvalidClientIDException,
+    InvalidClientIDRuntimeException,
+    InvalidDestinationException,
+    InvalidDestinationRuntimeException,
+    InvalidSelectorException,
+    InvalidSelectorRuntimeException,
+    JMSException,
+    JMSRuntimeException,
+    JMSSecurityException,
+    JMSSecurityRuntimeException,
+    MessageEOFException,
+    MessageFormatException,
+    MessageFormatRuntimeException,
+    MessageNotReadableException,
+    MessageNotWriteableException,
+    MessageNotWriteableRuntimeException,
+    ResourceAllocationException,
+    ResourceAllocationRuntimeException,
+    TransactionInProgressException,
+    TransactionInProgressRuntimeException,
+    TransactionRolledBackException,
+    TransactionRolledBackRuntimeException,
+)
+from jms.message import (
+    BytesMessage,
+    DeliveryMode,
+    Destination,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    Queue,
+    StreamMessage,
+    TemporaryQueue,
+    TemporaryTopic,
+    TextMessage,
+    Topic,
+)
+from jms.types import Byte, Char, Double, Float, Int, Long, Short
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Byte",
+    "BytesMessage",
+    "Char",
+    "DeliveryMode",
+    "Destination",
+    "Double",
+    "Float",
+    "IllegalStateException",
+    "IllegalStateRuntimeException",
+    "Int",
+    "InvalidClientIDException",
+    "InvalidClientIDRuntimeException",
+    "InvalidDestinationException",
+    "InvalidDestinationRuntimeException",
+    "InvalidSelectorException",
+    "InvalidSelectorRuntimeException",
+    "JMSException",
+    "JMSRuntimeException",
+    "JMSSecurityException",
+    "JMSSecurityRuntimeException",
+    "Long",
+    "MapMessage",
+    "Message",
+    "MessageEOFException",
+    "MessageFormatException",
+    "MessageFormatRuntimeException",
+    "MessageNotReadableException",
+    "MessageNotWriteableException",
+    "MessageNotWriteableRuntimeException",
+    "ObjectMessage",
+    "Queue",
+    "ResourceAllocationException",
+    "ResourceAllocationRuntimeException",
+    "Short",
+    "StreamMessage",
+    "TemporaryQueue",
+    "TemporaryTopic",
+    "TextMessage",
+    "Topic",
+    "TransactionInProgressException",
+    "TransactionInProgressRuntimeException",
+    "TransactionRolledBackException",
+    "TransactionRolledBackRuntimeException",
+    "__version__",
+]

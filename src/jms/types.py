@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import unicodedata
 from decimal import Decimal
 from fractions import Fraction
 from typing import Final
@@ -26,6 +27,7 @@ __all__ = [
     "BYTE_RANGE",
     "INT_RANGE",
     "LONG_RANGE",
+    "SELECTOR_RESERVED_WORDS",
     "SHORT_RANGE",
     "Byte",
     "Char",
@@ -34,6 +36,9 @@ __all__ = [
     "Int",
     "Long",
     "Short",
+    "is_java_letter",
+    "is_java_letter_or_digit",
+    "is_selector_identifier",
     "java_type_name",
     "parse_boolean",
     "parse_byte",
@@ -380,3 +385,41 @@ def _next_float32_towards(value: float, target: float) -> float:
     if value == 0.0:
         return math.copysign(1.401298464324817e-45, target)
     return _unpack_f(struct.pack(">i", bits + step))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Identifiers: Character.isJavaLetter / isJavaLetterOrDigit, and the selector's reserved words
+
+# isJavaIdentifierStart: letters, letter numbers, currency symbols, connecting punctuation.
+_JAVA_LETTER_CATEGORIES: Final = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Sc", "Pc"})
+# isJavaIdentifierPart adds digits, combining marks, and the "ignorable" format controls.
+_JAVA_PART_CATEGORIES: Final = _JAVA_LETTER_CATEGORIES | {"Nd", "Mn", "Mc", "Cf"}
+
+SELECTOR_RESERVED_WORDS: Final = frozenset(
+    {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
+)
+
+
+def is_java_letter(char: str) -> bool:
+    """``Character.isJavaLetter(char)`` (= ``isJavaIdentifierStart``) for one character."""
+    return unicodedata.category(char) in _JAVA_LETTER_CATEGORIES
+
+
+def is_java_letter_or_digit(char: str) -> bool:
+    """``Character.isJavaLetterOrDigit(char)`` (= ``isJavaIdentifierPart``) for one character."""
+    code = ord(char)
+    # Identifier-ignorable ISO controls: U+0000–U+0008, U+000E–U+001B, U+007F–U+009F.
+    if code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F:
+        return True
+    return unicodedata.category(char) in _JAVA_PART_CATEGORIES
+
+
+def is_selector_identifier(name: object) -> bool:
+    """True if ``name`` is a message selector identifier, hence a valid property name."""
+    return (
+        isinstance(name, str)
+        and name != ""
+        and is_java_letter(name[0])
+        and all(map(is_java_letter_or_digit, name[1:]))
+        and name.upper() not in SELECTOR_RESERVED_WORDS
+    )
