@@ -77,14 +77,10 @@ class _JavaInt(int):
 
     def __new__(cls, value: object = 0) -> _JavaInt:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(
-                f"{cls.__name__}() takes an int, got {type(value).__name__} {value!r}"
-            )
+            raise TypeError(f"{cls.__name__}() takes an int, got {type(value).__name__} {value!r}")
         low, high = cls._range
         if not low <= value <= high:
-            raise ValueError(
-                f"{value} is out of range for a Java {cls._java_name} ({low}..{high})"
-            )
+            raise ValueError(f"{value} is out of range for a Java {cls._java_name} ({low}..{high})")
         return super().__new__(cls, value)
 
     def __repr__(self) -> str:
@@ -177,9 +173,7 @@ class Char(str):
         if not isinstance(value, str):
             raise TypeError(f"Char() takes a one-character str, got {type(value).__name__}")
         if len(value) != 1 or ord(value) > 0xFFFF:
-            raise ValueError(
-                f"a Java char is one UTF-16 code unit (U+0000..U+FFFF), got {value!r}"
-            )
+            raise ValueError(f"a Java char is one UTF-16 code unit (U+0000..U+FFFF), got {value!r}")
         return super().__new__(cls, value)
 
     def __repr__(self) -> str:
@@ -221,7 +215,7 @@ def _shortest_digits(value: float, significant_max: int, is_float32: bool) -> tu
     back as the same double (or float32)."""
     if not is_float32:
         # repr is the shortest round-tripping form for a double (and the closest such).
-        sign, digits, exponent = Decimal(repr(value)).as_tuple()
+        _, digits, exponent = Decimal(repr(value)).as_tuple()
         text = "".join(map(str, digits)).rstrip("0") or "0"
         assert isinstance(exponent, int)
         return text, exponent + len(digits)

@@ -69,7 +69,9 @@ def decode_modified_utf8(data: bytes) -> str:
             and data[index + 1] >> 6 == 0b10
             and data[index + 2] >> 6 == 0b10
         ):
-            unit = ((first & 0x0F) << 12) | ((data[index + 1] & 0x3F) << 6) | (data[index + 2] & 0x3F)
+            unit = (
+                ((first & 0x0F) << 12) | ((data[index + 1] & 0x3F) << 6) | (data[index + 2] & 0x3F)
+            )
             index += 3
         else:
             raise ValueError(f"malformed modified UTF-8 at byte {index} (0x{first:02x})")
@@ -267,7 +269,9 @@ class BytesMessage(Message):
     def write_object(self, value: object) -> None:
         """Write a boxed primitive, String (as UTF), Char or bytes with its own write method."""
         if value is None:
-            raise TypeError("write_object(None): a BytesMessage cannot hold null (NullPointerException)")
+            raise TypeError(
+                "write_object(None): a BytesMessage cannot hold null (NullPointerException)"
+            )
         typed = typed_value(value, "write_object", allow_body_types=True)
         writer = _WRITERS[type(typed)]
         writer(self, typed)

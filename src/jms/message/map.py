@@ -84,7 +84,9 @@ class MapMessage(Message):
             self._set(name, None)
             return
         if not isinstance(value, bytes | bytearray | memoryview):
-            raise TypeError(f"map entry {name!r}: set_bytes takes bytes, got {type(value).__name__}")
+            raise TypeError(
+                f"map entry {name!r}: set_bytes takes bytes, got {type(value).__name__}"
+            )
         end = len(value) if length is None else offset + length
         if offset < 0 or (length is not None and length < 0) or end > len(value):
             raise ValueError(

@@ -311,9 +311,7 @@ class Message:
         self._set_property(name, str(value))
 
     def set_object_property(self, name: str, value: object) -> None:
-        self._set_property(
-            name, typed_value(value, f"property {name!r}", allow_body_types=False)
-        )
+        self._set_property(name, typed_value(value, f"property {name!r}", allow_body_types=False))
 
     def get_boolean_property(self, name: str) -> bool:
         return self._get_property(name, "boolean")

@@ -133,7 +133,8 @@ class ObjectMessage(Message):
             self._serialized = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:
             raise MessageFormatException(
-                f"ObjectMessage cannot serialise {type(obj).__name__}: {error}", linked_exception=error
+                f"ObjectMessage cannot serialise {type(obj).__name__}: {error}",
+                linked_exception=error,
             ) from error
 
     def get_object(self) -> Any:

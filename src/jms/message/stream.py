@@ -115,8 +115,10 @@ class StreamMessage(Message):
 
     def read_object(self) -> Any:
         """The next value as written, typed (``Int(5)``, ``Char('x')``, ``bytes``), or None."""
-        if self._reading and self._bytes_read == _NOT_IN_BYTES_FIELD and self._index < len(
-            self._values
+        if (
+            self._reading
+            and self._bytes_read == _NOT_IN_BYTES_FIELD
+            and self._index < len(self._values)
         ):
             value = self._values[self._index]
             self._index += 1
