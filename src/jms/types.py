@@ -408,12 +408,13 @@ def is_java_letter_or_digit(char: str) -> bool:
     return unicodedata.category(char) in _JAVA_PART_CATEGORIES
 
 
+_ASCII_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
 def is_selector_identifier(name: object) -> bool:
     """True if ``name`` is a message selector identifier, hence a valid property name."""
-    return (
-        isinstance(name, str)
-        and name != ""
-        and is_java_letter(name[0])
-        and all(map(is_java_letter_or_digit, name[1:]))
-        and name.upper() not in SELECTOR_RESERVED_WORDS
-    )
+    if not isinstance(name, str) or name == "" or name.upper() in SELECTOR_RESERVED_WORDS:
+        return False
+    if name.isascii() and _ASCII_IDENTIFIER.fullmatch(name):
+        return True
+    return is_java_letter(name[0]) and all(map(is_java_letter_or_digit, name[1:]))

@@ -15,6 +15,7 @@ name to a value whose Python type is its Java type (``bool``, ``jms.types`` inte
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
 
@@ -77,29 +78,41 @@ def _check_destination(value: object, header: str) -> Destination | None:
     return value
 
 
-def check_property_name(name: object) -> str:
-    """Return ``name`` if it is a valid property name, else raise ``ValueError`` saying why."""
-    if name is None or name == "":
-        raise ValueError("a property name must not be None or empty (IllegalArgumentException)")
+@functools.lru_cache(maxsize=4096)
+def property_name_error(name: str) -> str | None:
+    """Why ``name`` is not a valid property name, or None if it is. Cached: applications and
+    the codec check the same few names over and over."""
+    if name == "":
+        return "a property name must not be None or empty (IllegalArgumentException)"
     if not is_selector_identifier(name):
-        raise ValueError(
-            f"property name {name!r} is not a selector identifier: it must start with a Java letter "
-            "(a letter, '_' or '$'), continue with letters or digits, and not be one of "
+        return (
+            f"property name {name!r} is not a selector identifier: it must start with a Java "
+            "letter (a letter, '_' or '$'), continue with letters or digits, and not be one of "
             "NULL TRUE FALSE NOT AND OR BETWEEN LIKE IN IS ESCAPE"
         )
-    assert isinstance(name, str)
     if name.startswith("JMS") and not name.startswith("JMS_"):
-        if name.startswith("JMSX"):
-            if name not in JMSX_PROPERTY_TYPES:
-                raise ValueError(
-                    f"property name {name!r} uses the reserved JMSX prefix but is not a JMSX "
-                    f"property the spec defines ({', '.join(sorted(JMSX_PROPERTY_TYPES))})"
-                )
-        else:
-            raise ValueError(
+        if not name.startswith("JMSX"):
+            return (
                 f"property name {name!r} starts with 'JMS', which the spec reserves for header "
                 "fields, JMSX properties and JMS_<vendor>_ properties"
             )
+        if name not in JMSX_PROPERTY_TYPES:
+            return (
+                f"property name {name!r} uses the reserved JMSX prefix but is not a JMSX "
+                f"property the spec defines ({', '.join(sorted(JMSX_PROPERTY_TYPES))})"
+            )
+    return None
+
+
+def check_property_name(name: object) -> str:
+    """Return ``name`` if it is a valid property name, else raise ``ValueError`` saying why."""
+    if not isinstance(name, str):
+        raise ValueError(
+            f"a property name must be a non-empty str (IllegalArgumentException); got {name!r}"
+        )
+    error = property_name_error(name)
+    if error is not None:
+        raise ValueError(error)
     return name
 
 

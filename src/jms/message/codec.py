@@ -1,0 +1,542 @@
+"""The binary codec: a message to bytes and back, losslessly, for the store and the wire.
+
+``encode(message)`` writes every header, every property with its exact Java type, and the body
+of any of the six message classes (including empty and null bodies) in the compact, versioned
+format described in docs/wire-format.md. ``decode(data)`` reads it back and is the boundary where
+untrusted bytes enter: any truncated, garbage or hostile input raises ``MessageFormatException``
+(never another exception, never a hang), every length is checked against the bytes actually
+present before anything is allocated, and every value is validated as the setters would. The
+codec never unpickles: an ObjectMessage body travels as its serialised bytes and is only
+deserialised, under the allow-list, when the application asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import struct
+from collections.abc import Iterable
+from typing import Any, Final
+
+from jms.errors import MessageFormatException
+from jms.message.bytes import BytesMessage
+from jms.message.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from jms.message.map import MapMessage
+from jms.message.message import JMSX_PROPERTY_TYPES, Message, property_name_error
+from jms.message.object import ObjectMessage
+from jms.message.stream import StreamMessage
+from jms.message.text import TextMessage
+from jms.types import (
+    BYTE_RANGE,
+    INT_RANGE,
+    LONG_RANGE,
+    SHORT_RANGE,
+    Byte,
+    Char,
+    Double,
+    Float,
+    Int,
+    Long,
+    Short,
+    round_to_float32,
+)
+
+__all__ = ["FORMAT_VERSION", "decode", "encode"]
+
+FORMAT_VERSION: Final = 1
+_MAGIC: Final = b"JM"
+
+# magic, version, body type, delivery mode, priority, redelivered, optional-field bits,
+# timestamp, expiration, delivery time.
+_FIXED: Final = struct.Struct(">2sBBBBBBqqq")
+_U32: Final = struct.Struct(">I")
+
+_HAS_MESSAGE_ID: Final = 0x01
+_HAS_CORRELATION_STR: Final = 0x02
+_HAS_CORRELATION_BYTES: Final = 0x04
+_HAS_TYPE: Final = 0x08
+_HAS_DESTINATION: Final = 0x10
+_HAS_REPLY_TO: Final = 0x20
+_KNOWN_BITS: Final = 0x3F
+
+_BODY_CLASSES: Final[tuple[type[Message], ...]] = (
+    Message,
+    TextMessage,
+    BytesMessage,
+    MapMessage,
+    StreamMessage,
+    ObjectMessage,
+)
+_BODY_TAG: Final = {cls: tag for tag, cls in enumerate(_BODY_CLASSES)}
+
+_DESTINATION_CLASSES: Final[tuple[type[Destination], ...]] = (
+    Queue,
+    Topic,
+    TemporaryQueue,
+    TemporaryTopic,
+)
+_DESTINATION_TAG: Final = {cls: tag for tag, cls in enumerate(_DESTINATION_CLASSES)}
+
+# Typed values travel in columns (docs/wire-format.md): one tag byte per value, then every
+# integer payload as int64, every floating payload as float64, every string/byte[] length as
+# uint32, then the string/byte[] payloads back to back. The layout lets struct and bytes do the
+# work in C rather than a Python loop doing several small reads per value.
+_NULL, _FALSE, _TRUE, _BYTE, _SHORT, _CHAR, _INT, _LONG, _FLOAT, _DOUBLE, _STRING, _BYTES = range(
+    12
+)
+_TAG_COUNT: Final = 12
+_INTEGER_TAG: Final[dict[type, int]] = {Byte: _BYTE, Short: _SHORT, Int: _INT, Long: _LONG}
+_FLOATING_TAG: Final[dict[type, int]] = {Float: _FLOAT, Double: _DOUBLE}
+_INTEGER_TAGS: Final = (_BYTE, _SHORT, _CHAR, _INT, _LONG)
+_INTEGER_TYPES: Final[dict[int, tuple[type, int, int]]] = {
+    _BYTE: (Byte, *BYTE_RANGE),
+    _SHORT: (Short, *SHORT_RANGE),
+    _CHAR: (Char, 0, 0xFFFF),
+    _INT: (Int, *INT_RANGE),
+    _LONG: (Long, *LONG_RANGE),
+}
+
+
+def _encode_str(out: bytearray, text: str) -> None:
+    data = text.encode("utf-8", "surrogatepass")
+    out += _U32.pack(len(data))
+    out += data
+
+
+def _encode_bytes(out: bytearray, data: bytes) -> None:
+    out += _U32.pack(len(data))
+    out += data
+
+
+def _encode_destination(out: bytearray, destination: Destination) -> None:
+    out.append(_DESTINATION_TAG[type(destination)])
+    _encode_str(out, destination.name)
+
+
+def _encode_strings(out: bytearray, strings: Iterable[str]) -> None:
+    encoded = [text.encode("utf-8", "surrogatepass") for text in strings]
+    out += struct.pack(f">{len(encoded)}I", *map(len, encoded))
+    out += b"".join(encoded)
+
+
+def _encode_values(out: bytearray, values: Iterable[Any]) -> None:
+    """Append the column encoding of ``values`` (the caller has written their count)."""
+    tags = bytearray()
+    integers: list[int] = []
+    floats: list[float] = []
+    blobs: list[bytes] = []
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            tags.append(_STRING)
+            blobs.append(value.encode("utf-8", "surrogatepass"))
+        elif kind in _INTEGER_TAG:
+            tags.append(_INTEGER_TAG[kind])
+            integers.append(value)
+        elif kind is bool:
+            tags.append(_TRUE if value else _FALSE)
+        elif kind in _FLOATING_TAG:
+            tags.append(_FLOATING_TAG[kind])
+            floats.append(value)
+        elif value is None:
+            tags.append(_NULL)
+        elif kind is bytes:
+            tags.append(_BYTES)
+            blobs.append(value)
+        elif kind is Char:
+            tags.append(_CHAR)
+            integers.append(ord(value))
+        else:
+            raise MessageFormatException(f"cannot encode a {kind.__name__} value {value!r:.80}")
+    out += tags
+    out += struct.pack(
+        f">{len(integers)}q{len(floats)}d{len(blobs)}I", *integers, *floats, *map(len, blobs)
+    )
+    out += b"".join(blobs)
+
+
+def encode(message: Message) -> bytes:
+    """The message as bytes in the current format version (see docs/wire-format.md)."""
+    body_tag = _BODY_TAG.get(type(message))
+    if body_tag is None:
+        raise MessageFormatException(
+            f"cannot encode a {type(message).__name__}: not one of the six JMS message classes"
+        )
+    bits = 0
+    correlation = message._correlation_id
+    if message._message_id is not None:
+        bits |= _HAS_MESSAGE_ID
+    if type(correlation) is str:
+        bits |= _HAS_CORRELATION_STR
+    elif correlation is not None:
+        bits |= _HAS_CORRELATION_BYTES
+    if message._type is not None:
+        bits |= _HAS_TYPE
+    if message._destination is not None:
+        bits |= _HAS_DESTINATION
+    if message._reply_to is not None:
+        bits |= _HAS_REPLY_TO
+    out = bytearray(
+        _FIXED.pack(
+            _MAGIC,
+            FORMAT_VERSION,
+            body_tag,
+            message._delivery_mode,
+            message._priority,
+            message._redelivered,
+            bits,
+            message._timestamp,
+            message._expiration,
+            message._delivery_time,
+        )
+    )
+    if message._message_id is not None:
+        _encode_str(out, message._message_id)
+    if bits & _HAS_CORRELATION_STR:
+        _encode_str(out, correlation)  # type: ignore[arg-type]
+    elif bits & _HAS_CORRELATION_BYTES:
+        _encode_bytes(out, correlation)  # type: ignore[arg-type]
+    if message._type is not None:
+        _encode_str(out, message._type)
+    if message._destination is not None:
+        _encode_destination(out, message._destination)
+    if message._reply_to is not None:
+        _encode_destination(out, message._reply_to)
+    _encode_named_values(out, message._properties)
+    _BODY_ENCODERS[body_tag](out, message)
+    return bytes(out)
+
+
+def _encode_named_values(out: bytearray, entries: dict[str, Any]) -> None:
+    out += _U32.pack(len(entries))
+    if entries:
+        _encode_strings(out, entries)
+        _encode_values(out, entries.values())
+
+
+def _encode_no_body(out: bytearray, message: Any) -> None:
+    return None
+
+
+def _encode_text(out: bytearray, message: Any) -> None:
+    if message._text is None:
+        out.append(0)
+    else:
+        out.append(1)
+        _encode_str(out, message._text)
+
+
+def _encode_bytes_body(out: bytearray, message: Any) -> None:
+    _encode_bytes(out, message._content())
+
+
+def _encode_map(out: bytearray, message: Any) -> None:
+    _encode_named_values(out, message._map)
+
+
+def _encode_stream(out: bytearray, message: Any) -> None:
+    out += _U32.pack(len(message._values))
+    _encode_values(out, message._values)
+
+
+def _encode_object(out: bytearray, message: Any) -> None:
+    if message._serialized is None:
+        out.append(0)
+    else:
+        out.append(1)
+        _encode_bytes(out, message._serialized)
+
+
+_BODY_ENCODERS: Final = (
+    _encode_no_body,
+    _encode_text,
+    _encode_bytes_body,
+    _encode_map,
+    _encode_stream,
+    _encode_object,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding
+
+
+class _Reader:
+    """A cursor over the input that refuses to read past its end."""
+
+    __slots__ = ("data", "end", "offset")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.offset = 0
+        self.end = len(data)
+
+    def fail(self, what: str) -> MessageFormatException:
+        return MessageFormatException(
+            f"cannot decode message: {what} at byte {self.offset} of {self.end}"
+        )
+
+    def take(self, count: int, what: str) -> bytes:
+        start = self.offset
+        if count > self.end - start:
+            raise self.fail(f"{what} needs {count} bytes but only {self.end - start} remain")
+        self.offset = start + count
+        return self.data[start : start + count]
+
+    def unpack(self, fmt: struct.Struct | str, what: str) -> tuple[Any, ...]:
+        size = struct.calcsize(fmt) if isinstance(fmt, str) else fmt.size
+        if size > self.end - self.offset:
+            raise self.fail(f"truncated {what} ({size} bytes needed)")
+        values = (
+            struct.unpack_from(fmt, self.data, self.offset)
+            if isinstance(fmt, str)
+            else (fmt.unpack_from(self.data, self.offset))
+        )
+        self.offset += size
+        return values
+
+    def u8(self, what: str) -> int:
+        if self.offset >= self.end:
+            raise self.fail(f"truncated {what}")
+        value = self.data[self.offset]
+        self.offset += 1
+        return value
+
+    def present(self, what: str) -> bool:
+        flag = self.u8(f"presence of {what}")
+        if flag > 1:
+            raise self.fail(f"presence flag of {what} is {flag}, not 0 or 1")
+        return flag == 1
+
+    def count(self, what: str) -> int:
+        (value,) = self.unpack(_U32, what)
+        # Every entry takes at least one byte, so a count beyond the remaining bytes is forged.
+        if value > self.end - self.offset:
+            raise self.fail(f"{what} of {value} exceeds the {self.end - self.offset} bytes left")
+        return value
+
+    def blob(self, what: str) -> bytes:
+        (length,) = self.unpack(_U32, f"length of {what}")
+        return self.take(length, what)
+
+    def text(self, what: str) -> str:
+        return self.utf8(self.blob(what), what)
+
+    def utf8(self, raw: bytes, what: str) -> str:
+        try:
+            return raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as error:
+            raise self.fail(f"{what} is not valid UTF-8 ({error.reason})") from None
+
+    def destination(self, what: str) -> Destination:
+        tag = self.u8(f"kind of {what}")
+        if tag >= len(_DESTINATION_CLASSES):
+            raise self.fail(f"unknown destination kind {tag} for {what}")
+        name = self.text(what)
+        if not name:
+            raise self.fail(f"{what} has an empty name")
+        return _DESTINATION_CLASSES[tag](name)
+
+    def strings(self, count: int, what: str) -> list[str]:
+        lengths = self.unpack(f">{count}I", f"lengths of {what}")
+        blob = self.take(sum(lengths), what)
+        if blob.isascii():
+            # ASCII: byte offsets are character offsets, so decode once and slice the str.
+            text = blob.decode("ascii")
+            result = []
+            start = 0
+            for length in lengths:
+                result.append(text[start : start + length])
+                start += length
+            return result
+        result = []
+        start = 0
+        for length in lengths:
+            result.append(self.utf8(blob[start : start + length], what))
+            start += length
+        return result
+
+    def values(self, count: int, what: str, *, body_types: bool) -> list[Any]:
+        """``count`` typed values; null, char and byte[] only where ``body_types`` allows them."""
+        tags = self.take(count, f"type tags of {what}")
+        if max(tags, default=0) >= _TAG_COUNT:
+            raise self.fail(f"unknown type tag {max(tags)} among {what}")
+        if not body_types and (tags.count(_NULL) or tags.count(_CHAR) or tags.count(_BYTES)):
+            raise self.fail(f"{what} include null, char or byte[], which only bodies may hold")
+        integer_count = sum(tags.count(tag) for tag in _INTEGER_TAGS)
+        float_count = tags.count(_FLOAT) + tags.count(_DOUBLE)
+        blob_count = tags.count(_STRING) + tags.count(_BYTES)
+        columns = self.unpack(f">{integer_count}q{float_count}d{blob_count}I", what)
+        floats_at = integer_count
+        lengths_at = integer_count + float_count
+        blob = self.take(sum(columns[lengths_at:]), f"string payloads of {what}")
+        result: list[Any] = []
+        integer_index, float_index, blob_index, blob_start = 0, floats_at, lengths_at, 0
+        for index, tag in enumerate(tags):
+            if tag in (_STRING, _BYTES):
+                length = columns[blob_index]
+                raw = blob[blob_start : blob_start + length]
+                blob_index += 1
+                blob_start += length
+                result.append(self.utf8(raw, f"{what} #{index}") if tag == _STRING else raw)
+            elif tag in _INTEGER_TYPES:
+                raw_integer = columns[integer_index]
+                integer_index += 1
+                cls, low, high = _INTEGER_TYPES[tag]
+                if not low <= raw_integer <= high:
+                    raise self.fail(
+                        f"{what} #{index}: {raw_integer} out of range for {cls.__name__}"
+                    )
+                result.append(
+                    Char(chr(raw_integer)) if cls is Char else int.__new__(cls, raw_integer)
+                )
+            elif tag in (_DOUBLE, _FLOAT):
+                raw_float = columns[float_index]
+                float_index += 1
+                if tag == _FLOAT:
+                    if round_to_float32(raw_float) != raw_float and not math.isnan(raw_float):
+                        raise self.fail(f"{what} #{index}: {raw_float!r} is not a 32-bit float")
+                    result.append(float.__new__(Float, raw_float))
+                else:
+                    result.append(float.__new__(Double, raw_float))
+            else:
+                result.append(None if tag == _NULL else tag == _TRUE)
+        return result
+
+
+def decode(data: bytes | bytearray | memoryview) -> Message:
+    """The message encoded in ``data``; ``MessageFormatException`` if it is not a valid encoding."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise MessageFormatException(f"decode takes bytes, got {type(data).__name__}")
+    reader = _Reader(bytes(data))
+    (
+        magic,
+        version,
+        body_tag,
+        delivery_mode,
+        priority,
+        redelivered,
+        bits,
+        timestamp,
+        expiration,
+        delivery_time,
+    ) = reader.unpack(_FIXED, "fixed header")
+    if magic != _MAGIC:
+        raise reader.fail(f"bad magic {magic!r} (expected {_MAGIC!r}): not a jms message")
+    if version != FORMAT_VERSION:
+        raise reader.fail(
+            f"format version {version} is not supported (this codec reads {FORMAT_VERSION})"
+        )
+    if body_tag >= len(_BODY_CLASSES):
+        raise reader.fail(f"unknown body type {body_tag}")
+    if delivery_mode not in (1, 2):
+        raise reader.fail(f"invalid JMSDeliveryMode {delivery_mode}")
+    if priority > 9:
+        raise reader.fail(f"invalid JMSPriority {priority}")
+    if (
+        redelivered > 1
+        or bits & ~_KNOWN_BITS
+        or (bits & _HAS_CORRELATION_STR and bits & _HAS_CORRELATION_BYTES)
+    ):
+        raise reader.fail(f"invalid flags (redelivered={redelivered}, bits=0x{bits:02x})")
+    message = _BODY_CLASSES[body_tag]()
+    message._delivery_mode = delivery_mode
+    message._priority = priority
+    message._redelivered = redelivered == 1
+    message._timestamp = timestamp
+    message._expiration = expiration
+    message._delivery_time = delivery_time
+    if bits & _HAS_MESSAGE_ID:
+        message._message_id = reader.text("JMSMessageID")
+    if bits & _HAS_CORRELATION_STR:
+        message._correlation_id = reader.text("JMSCorrelationID")
+    elif bits & _HAS_CORRELATION_BYTES:
+        message._correlation_id = reader.blob("JMSCorrelationID bytes")
+    if bits & _HAS_TYPE:
+        message._type = reader.text("JMSType")
+    if bits & _HAS_DESTINATION:
+        message._destination = reader.destination("JMSDestination")
+    if bits & _HAS_REPLY_TO:
+        message._reply_to = reader.destination("JMSReplyTo")
+    message._properties = _decode_properties(reader)
+    _BODY_DECODERS[body_tag](reader, message)
+    if reader.offset != reader.end:
+        raise reader.fail(f"{reader.end - reader.offset} unexpected bytes after the body")
+    return message
+
+
+def _decode_named_values(
+    reader: _Reader, what: str, *, body_types: bool
+) -> tuple[list[str], list[Any]]:
+    count = reader.count(f"{what} count")
+    if count == 0:
+        return [], []
+    names = reader.strings(count, f"{what} names")
+    if len(set(names)) != count:
+        raise reader.fail(f"a {what} name appears twice")
+    return names, reader.values(count, f"{what} values", body_types=body_types)
+
+
+@functools.lru_cache(maxsize=1024)
+def _property_names_problem(names: tuple[str, ...]) -> tuple[str | None, tuple[int, ...]]:
+    """(why these names are invalid or None, positions of JMSX names). Cached per name tuple:
+    the messages of one application carry the same few property sets over and over."""
+    for name in names:
+        error = property_name_error(name)
+        if error is not None:
+            return error, ()
+    return None, tuple(i for i, name in enumerate(names) if name in JMSX_PROPERTY_TYPES)
+
+
+def _decode_properties(reader: _Reader) -> dict[str, Any]:
+    names, values = _decode_named_values(reader, "property", body_types=False)
+    if not names:
+        return {}
+    error, jmsx_positions = _property_names_problem(tuple(names))
+    if error is not None:
+        raise reader.fail(error)
+    for position in jmsx_positions:
+        required = JMSX_PROPERTY_TYPES[names[position]]
+        if type(values[position]) is not required:
+            raise reader.fail(f"property {names[position]!r} must be a {required.__name__}")
+    return dict(zip(names, values, strict=True))
+
+
+def _decode_no_body(reader: _Reader, message: Any) -> None:
+    return None
+
+
+def _decode_text(reader: _Reader, message: Any) -> None:
+    if reader.present("text body"):
+        message._text = reader.text("text body")
+
+
+def _decode_bytes_body(reader: _Reader, message: Any) -> None:
+    message._buffer = bytearray(reader.blob("bytes body"))
+
+
+def _decode_map(reader: _Reader, message: Any) -> None:
+    names, values = _decode_named_values(reader, "map entry", body_types=True)
+    if "" in names:
+        raise reader.fail("a map entry has an empty name")
+    message._map = dict(zip(names, values, strict=True))
+
+
+def _decode_stream(reader: _Reader, message: Any) -> None:
+    count = reader.count("stream value count")
+    message._values = reader.values(count, "stream values", body_types=True)
+
+
+def _decode_object(reader: _Reader, message: Any) -> None:
+    if reader.present("object body"):
+        message._serialized = reader.blob("object body")
+
+
+_BODY_DECODERS: Final = (
+    _decode_no_body,
+    _decode_text,
+    _decode_bytes_body,
+    _decode_map,
+    _decode_stream,
+    _decode_object,
+)
