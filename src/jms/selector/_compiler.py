@@ -1,0 +1,376 @@
+"""Selector syntax tree → two Python functions, ``is_true(message)`` and ``is_false(message)``.
+
+Theory of operation. Three-valued logic is compiled as two two-valued questions: "is this node
+TRUE?" and "is this node FALSE?" (UNKNOWN is "neither"). They compose with Python's own
+short-circuit ``and``/``or``: TRUE(a AND b) = TRUE(a) and TRUE(b), FALSE(a AND b) = FALSE(a) or
+FALSE(b), TRUE(NOT a) = FALSE(a), and so on, so a selector becomes one flat Python expression per
+question, generated as source and compiled once. Identifier access is resolved here (a property is
+``p.get(name)``, a header its slot on the message), and so are literal types: a comparison with a
+numeric literal compiles to a plain Python comparison when Java's promotion cannot change its
+outcome for any operand type (checked per literal below), and to a call into ``_java_numbers``
+otherwise; LIKE becomes a string method or one precompiled regular expression, IN a frozenset.
+
+Only data reaches the generated source through ``repr`` of names, strings and ints; every other
+constant is passed in the namespace, so selector text can never become code. This module must
+not change what a node means (``ast.py`` says that); it only makes it fast.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from jms.selector import _java_numbers
+from jms.selector.ast import (
+    And,
+    Arithmetic,
+    ArithmeticOperator,
+    Between,
+    Comparison,
+    ComparisonOperator,
+    Expression,
+    Identifier,
+    In,
+    IsNull,
+    JavaValue,
+    Like,
+    LikeWildcard,
+    Literal,
+    Not,
+    Or,
+    Unary,
+    UnaryOperator,
+)
+from jms.types import Float, Long
+
+__all__ = ["CompiledSelector", "compile_selector", "like_regex"]
+
+Predicate = Callable[[Any], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSelector:
+    """The two questions a selector answers about a message, and the source they came from."""
+
+    is_true: Predicate
+    is_false: Predicate
+    source: str
+
+
+_ARITHMETIC_HELPERS: Final = {
+    ArithmeticOperator.ADD: "_add",
+    ArithmeticOperator.SUBTRACT: "_subtract",
+    ArithmeticOperator.MULTIPLY: "_multiply",
+    ArithmeticOperator.DIVIDE: "_divide",
+}
+_UNARY_HELPERS: Final = {UnaryOperator.PLUS: "_plus", UnaryOperator.MINUS: "_negate"}
+_PYTHON_COMPARISON: Final = {
+    ComparisonOperator.EQUAL: "==",
+    ComparisonOperator.NOT_EQUAL: "!=",
+    ComparisonOperator.LESS: "<",
+    ComparisonOperator.LESS_EQUAL: "<=",
+    ComparisonOperator.GREATER: ">",
+    ComparisonOperator.GREATER_EQUAL: ">=",
+}
+
+# How each selectable header is read from a ``jms.message.Message`` (its internal contract).
+# ``value`` is the selector value; ``raw`` is the same number unwrapped, for plain comparisons.
+_HEADER_VALUES: Final = {
+    "JMSDeliveryMode": "_DELIVERY_MODES[m._delivery_mode]",
+    "JMSPriority": "m._priority",
+    "JMSMessageID": "m._message_id",
+    "JMSTimestamp": "_as_long(m._timestamp)",
+    "JMSCorrelationID": "m.get_jms_correlation_id()",
+    "JMSType": "m._type",
+}
+_RAW_HEADER_NUMBERS: Final = {"JMSPriority": "m._priority", "JMSTimestamp": "m._timestamp"}
+_NEVER_NULL_HEADERS: Final = frozenset({"JMSDeliveryMode", "JMSPriority", "JMSTimestamp"})
+
+_NAMESPACE: Final[dict[str, object]] = {
+    "__builtins__": {"type": type, "True": True, "False": False, "None": None},
+    "_compare": _java_numbers.compare,
+    "_add": _java_numbers.add,
+    "_subtract": _java_numbers.subtract,
+    "_multiply": _java_numbers.multiply,
+    "_divide": _java_numbers.divide,
+    "_negate": _java_numbers.negate,
+    "_plus": _java_numbers.plus,
+    "_as_long": _java_numbers.as_long,
+    "_NUMBER": _java_numbers.NUMBER_TYPES,
+    "_DELIVERY_MODES": {1: "NON_PERSISTENT", 2: "PERSISTENT"},
+}
+
+
+def _plain_comparison_is_exact(value: JavaValue) -> bool:
+    """Whether ``x op value`` compared exactly (as Python compares int and float) gives Java's
+    answer for every numeric type ``x`` may have.
+
+    Java first converts both sides to their wider type. An int/long literal is safe when the float
+    and the double nearest to it are the literal itself. A double (float) literal is safe below
+    2**53 (2**24) in magnitude: a long that rounds on conversion is then beyond the literal either
+    way, so the rounding cannot change the order, and equality is false both ways.
+    """
+    if isinstance(value, Float):
+        return abs(value) < 2**24
+    if isinstance(value, float):
+        return abs(value) < 2**53
+    assert isinstance(value, int)
+    return _java_numbers.long_to_float32(value) == value and float(value) == value
+
+
+class _Generator:
+    def __init__(self) -> None:
+        self.namespace: dict[str, object] = dict(_NAMESPACE)
+        self.variables = 0
+        self.reads_properties = False
+
+    def variable(self) -> str:
+        self.variables += 1
+        return f"_v{self.variables}"
+
+    def constant(self, value: object) -> str:
+        name = f"_k{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+    # -- values --------------------------------------------------------------------------------
+
+    def literal(self, value: JavaValue) -> str:
+        """Source for a literal's value; a plain int is a Java int, a plain float a double."""
+        if type(value) is bool:
+            return "True" if value else "False"
+        if type(value) is str:
+            return repr(value)
+        if type(value) in (Long, Float):
+            return self.constant(value)
+        if isinstance(value, int):
+            return repr(int(value))
+        return repr(float(value))
+
+    def identifier(self, identifier: Identifier) -> str:
+        header = _HEADER_VALUES.get(identifier.name)
+        if header is not None:
+            return header
+        self.reads_properties = True
+        return f"p.get({identifier.name!r})"
+
+    def value(self, node: Expression) -> str:
+        """Source for the node's value: a Java-typed value, None (NULL) or TYPE_ERROR."""
+        match node:
+            case Literal(value=value):
+                return self.literal(value)
+            case Identifier():
+                return self.identifier(node)
+            case Unary(operator=operator, operand=operand):
+                return f"{_UNARY_HELPERS[operator]}({self.value(operand)})"
+            case Arithmetic(operator=operator, left=left, right=right):
+                return f"{_ARITHMETIC_HELPERS[operator]}({self.value(left)}, {self.value(right)})"
+        true, false = self.condition(node)
+        return f"(True if {true} else False if {false} else None)"
+
+    # -- conditions ----------------------------------------------------------------------------
+
+    def condition(self, node: Expression) -> tuple[str, str]:
+        """Source for (node is TRUE, node is FALSE); both are Python bools."""
+        match node:
+            case Literal(value=value):
+                assert type(value) is bool, "the parser admits only boolean literals as conditions"
+                return repr(value), repr(not value)
+            case Identifier():
+                value = self.value(node)
+                held = self.variable()
+                return f"({value} is True)", f"(({held} := {value}) is not None and {held} is not True)"
+            case Not(operand=operand):
+                true, false = self.condition(operand)
+                return false, true
+            case And(operands=operands):
+                pairs = [self.condition(operand) for operand in operands]
+                return _joined(" and ", [t for t, _ in pairs]), _joined(" or ", [f for _, f in pairs])
+            case Or(operands=operands):
+                pairs = [self.condition(operand) for operand in operands]
+                return _joined(" or ", [t for t, _ in pairs]), _joined(" and ", [f for _, f in pairs])
+            case Comparison(operator=operator, left=left, right=right):
+                return self.comparison(operator, left, right)
+            case Between():
+                return self.between(node)
+            case In(identifier=identifier, values=values, negated=negated):
+                members = self.constant(frozenset(values))
+                value = self.identifier(identifier)
+                held = self.variable()
+                true = f"({value} in {members})"
+                false = f"(({held} := {value}) is not None and {held} not in {members})"
+                return (false, true) if negated else (true, false)
+            case Like():
+                return self.like(node)
+            case IsNull(identifier=identifier, negated=negated):
+                if identifier.name in _NEVER_NULL_HEADERS:
+                    true, false = "False", "True"
+                else:
+                    value = self.identifier(identifier)
+                    true, false = f"({value} is None)", f"({value} is not None)"
+                return (false, true) if negated else (true, false)
+        raise TypeError(f"not a condition node: {node!r}")
+
+    def comparison(
+        self, operator: ComparisonOperator, left: Expression, right: Expression
+    ) -> tuple[str, str]:
+        if isinstance(left, Literal) and isinstance(right, Literal):
+            outcome = _java_numbers.compare(operator.value, left.value, right.value)
+            return repr(outcome is True), repr(outcome is False)
+        if isinstance(left, Literal):
+            operator, left, right = operator.mirrored, right, left
+        if isinstance(right, Literal):
+            literal = right.value
+            if type(literal) is str or type(literal) is bool:
+                return self.equality(operator, left, literal)
+            if _plain_comparison_is_exact(literal):
+                return self.plain_numeric(operator, left, literal)
+        return self.general_comparison(operator, left, right)
+
+    def equality(
+        self, operator: ComparisonOperator, operand: Expression, literal: str | bool
+    ) -> tuple[str, str]:
+        """``operand = literal`` / ``<>`` for a String or boolean literal: a value of another type
+        is unequal *and* not "not equal" (unlike types compare FALSE either way)."""
+        value = self.value(operand)
+        shown = self.literal(literal)
+        held = self.variable()
+        kind = "str" if type(literal) is str else "bool"
+        same = f"({value} == {shown})" if kind == "str" else f"({value} is {shown})"
+        true = same
+        false = f"(({held} := {value}) is not None and {held} != {shown})"
+        if operator is ComparisonOperator.EQUAL:
+            return true, false
+        differs = f"(type({held} := {value}) is {kind} and {held} != {shown})"
+        equal_or_other = (
+            f"(({held} := {value}) is not None and (type({held}) is not {kind} or {held} == {shown}))"
+        )
+        return differs, equal_or_other
+
+    def plain_numeric(
+        self, operator: ComparisonOperator, operand: Expression, literal: JavaValue
+    ) -> tuple[str, str]:
+        symbol = _PYTHON_COMPARISON[operator]
+        shown = repr(int(literal)) if isinstance(literal, int) else repr(float(literal))
+        raw_header = (
+            _RAW_HEADER_NUMBERS.get(operand.name) if isinstance(operand, Identifier) else None
+        )
+        if raw_header is not None:
+            # JMSPriority and JMSTimestamp are always present, and always integers.
+            return f"({raw_header} {symbol} {shown})", f"(not {raw_header} {symbol} {shown})"
+        value = self.value(operand)
+        held = self.variable()
+        true = f"(type({held} := {value}) in _NUMBER and {held} {symbol} {shown})"
+        false = (
+            f"(({held} := {value}) is not None and "
+            f"(type({held}) not in _NUMBER or not {held} {symbol} {shown}))"
+        )
+        return true, false
+
+    def general_comparison(
+        self, operator: ComparisonOperator, left: Expression, right: Expression
+    ) -> tuple[str, str]:
+        call = f"_compare({operator.value!r}, {self.value(left)}, {self.value(right)})"
+        return f"({call} is True)", f"({call} is False)"
+
+    def between(self, node: Between) -> tuple[str, str]:
+        bounds = (node.low, node.high)
+        if all(
+            isinstance(bound, Literal)
+            and type(bound.value) not in (bool, str)
+            and _plain_comparison_is_exact(bound.value)
+            for bound in bounds
+        ):
+            low, high = (self.literal_number(bound) for bound in bounds)
+            value = self.value(node.operand)
+            held = self.variable()
+            inside = (
+                f"({held} < {low} or {held} > {high})"
+                if node.negated
+                else f"{low} <= {held} <= {high}"
+            )
+            true = f"(type({held} := {value}) in _NUMBER and {inside})"
+            false = (
+                f"(({held} := {value}) is not None and "
+                f"(type({held}) not in _NUMBER or not {inside}))"
+            )
+            return true, false
+        held = self.variable()
+        value = self.value(node.operand)
+        low, high = self.value(node.low), self.value(node.high)
+        if node.negated:
+            below = f"_compare('<', ({held} := {value}), {low})"
+            above = f"_compare('>', {held}, {high})"
+            return f"({below} is True or {above} is True)", f"({below} is False and {above} is False)"
+        over_low = f"_compare('>=', ({held} := {value}), {low})"
+        under_high = f"_compare('<=', {held}, {high})"
+        return (
+            f"({over_low} is True and {under_high} is True)",
+            f"({over_low} is False or {under_high} is False)",
+        )
+
+    @staticmethod
+    def literal_number(bound: Expression) -> str:
+        assert isinstance(bound, Literal)
+        value = bound.value
+        return repr(int(value)) if isinstance(value, int) else repr(float(value))
+
+    def like(self, node: Like) -> tuple[str, str]:
+        value = self.identifier(node.identifier)
+        held = self.variable()
+        test = self.like_test(node.parts, held)
+        true = f"(type({held} := {value}) is str and {test})"
+        false = f"(({held} := {value}) is not None and (type({held}) is not str or not {test}))"
+        return (false, true) if node.negated else (true, false)
+
+    def like_test(self, parts: tuple[str | LikeWildcard, ...], held: str) -> str:
+        """Source testing that the str in ``held`` matches the whole pattern."""
+        run = LikeWildcard.ANY_RUN
+        texts = [part for part in parts if type(part) is str]
+        if len(texts) == len(parts):  # no wildcards: the whole string, exactly
+            return f"{held} == {''.join(texts)!r}"
+        if parts == (run,):
+            return "True"
+        if len(parts) == 2 and parts[1] is run and texts:
+            return f"{held}.startswith({texts[0]!r})"
+        if len(parts) == 2 and parts[0] is run and texts:
+            return f"{held}.endswith({texts[0]!r})"
+        if len(parts) == 3 and parts[0] is run and parts[2] is run and texts:
+            return f"{texts[0]!r} in {held}"
+        matcher = self.constant(like_regex(parts).fullmatch)
+        return f"{matcher}({held}) is not None"
+
+
+def like_regex(parts: tuple[str | LikeWildcard, ...]) -> re.Pattern[str]:
+    """One regular expression for a whole LIKE pattern; use it with ``fullmatch``."""
+    pieces = [
+        re.escape(part)
+        if type(part) is str
+        else ("." if part is LikeWildcard.ANY_CHAR else ".*")
+        for part in parts
+    ]
+    return re.compile("".join(pieces), re.DOTALL)
+
+
+def _joined(separator: str, sources: list[str]) -> str:
+    return "(" + separator.join(sources) + ")"
+
+
+def compile_selector(node: Expression, text: str) -> CompiledSelector:
+    """Compile a checked selector tree into its two predicates.
+
+    ``text`` only names the generated code in tracebacks and profiles.
+    """
+    generator = _Generator()
+    true, false = generator.condition(node)
+    prologue = "    p = m._properties\n" if generator.reads_properties else ""
+    source = (
+        f"def is_true(m):\n{prologue}    return {true}\n\n"
+        f"def is_false(m):\n{prologue}    return {false}\n"
+    )
+    namespace = generator.namespace
+    exec(compile(source, f"<selector {text[:60]!r}>", "exec"), namespace)
+    return CompiledSelector(namespace["is_true"], namespace["is_false"], source)  # type: ignore[arg-type]
+
