@@ -181,16 +181,23 @@ class _Generator:
             case Identifier():
                 value = self.value(node)
                 held = self.variable()
-                return f"({value} is True)", f"(({held} := {value}) is not None and {held} is not True)"
+                return (
+                    f"({value} is True)",
+                    f"(({held} := {value}) is not None and {held} is not True)",
+                )
             case Not(operand=operand):
                 true, false = self.condition(operand)
                 return false, true
             case And(operands=operands):
                 pairs = [self.condition(operand) for operand in operands]
-                return _joined(" and ", [t for t, _ in pairs]), _joined(" or ", [f for _, f in pairs])
+                return _joined(" and ", [t for t, _ in pairs]), _joined(
+                    " or ", [f for _, f in pairs]
+                )
             case Or(operands=operands):
                 pairs = [self.condition(operand) for operand in operands]
-                return _joined(" or ", [t for t, _ in pairs]), _joined(" and ", [f for _, f in pairs])
+                return _joined(" or ", [t for t, _ in pairs]), _joined(
+                    " and ", [f for _, f in pairs]
+                )
             case Comparison(operator=operator, left=left, right=right):
                 return self.comparison(operator, left, right)
             case Between():
@@ -244,9 +251,7 @@ class _Generator:
         if operator is ComparisonOperator.EQUAL:
             return true, false
         differs = f"(type({held} := {value}) is {kind} and {held} != {shown})"
-        equal_or_other = (
-            f"(({held} := {value}) is not None and (type({held}) is not {kind} or {held} == {shown}))"
-        )
+        equal_or_other = f"(({held} := {value}) is not None and (type({held}) is not {kind} or {held} == {shown}))"
         return differs, equal_or_other
 
     def plain_numeric(
@@ -303,7 +308,10 @@ class _Generator:
         if node.negated:
             below = f"_compare('<', ({held} := {value}), {low})"
             above = f"_compare('>', {held}, {high})"
-            return f"({below} is True or {above} is True)", f"({below} is False and {above} is False)"
+            return (
+                f"({below} is True or {above} is True)",
+                f"({below} is False and {above} is False)",
+            )
         over_low = f"_compare('>=', ({held} := {value}), {low})"
         under_high = f"_compare('<=', {held}, {high})"
         return (
@@ -346,9 +354,7 @@ class _Generator:
 def like_regex(parts: tuple[str | LikeWildcard, ...]) -> re.Pattern[str]:
     """One regular expression for a whole LIKE pattern; use it with ``fullmatch``."""
     pieces = [
-        re.escape(part)
-        if type(part) is str
-        else ("." if part is LikeWildcard.ANY_CHAR else ".*")
+        re.escape(part) if type(part) is str else ("." if part is LikeWildcard.ANY_CHAR else ".*")
         for part in parts
     ]
     return re.compile("".join(pieces), re.DOTALL)
@@ -373,4 +379,3 @@ def compile_selector(node: Expression, text: str) -> CompiledSelector:
     namespace = generator.namespace
     exec(compile(source, f"<selector {text[:60]!r}>", "exec"), namespace)
     return CompiledSelector(namespace["is_true"], namespace["is_false"], source)  # type: ignore[arg-type]
-

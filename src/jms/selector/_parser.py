@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from jms.errors import InvalidSelectorException
+from jms.selector._lexer import Token, TokenKind, selector_error, tokenize
 from jms.selector.ast import (
     HEADER_TYPES,
     And,
@@ -35,7 +36,6 @@ from jms.selector.ast import (
     Unary,
     UnaryOperator,
 )
-from jms.selector._lexer import Token, TokenKind, selector_error, tokenize
 from jms.types import INT_RANGE, LONG_RANGE, Double, Float, Int, Long
 
 __all__ = ["MAX_DEPTH", "parse"]
@@ -155,8 +155,7 @@ class _Parser:
             return
         raise self.error(
             parsed.position,
-            f"the operand of '{operator.text}' must be a number, but this is a "
-            f"{parsed.kind.value}",
+            f"the operand of '{operator.text}' must be a number, but this is a {parsed.kind.value}",
         )
 
     def require_identifier(self, parsed: _Parsed, operation: str) -> Identifier:

@@ -322,8 +322,18 @@ class Or:
 
 
 Expression: TypeAlias = (
-    Literal | Identifier | Unary | Arithmetic | Comparison | Between | In | Like | IsNull | Not
-    | And | Or
+    Literal
+    | Identifier
+    | Unary
+    | Arithmetic
+    | Comparison
+    | Between
+    | In
+    | Like
+    | IsNull
+    | Not
+    | And
+    | Or
 )
 
 
@@ -380,8 +390,8 @@ def children(node: Expression) -> tuple[Expression, ...]:
             return (left, right)
         case Between(operand=operand, low=low, high=high):
             return (operand, low, high)
-        case In(identifier=identifier) | Like(identifier=identifier) | IsNull(
-            identifier=identifier
+        case (
+            In(identifier=identifier) | Like(identifier=identifier) | IsNull(identifier=identifier)
         ):
             return (identifier,)
         case And(operands=operands) | Or(operands=operands):
@@ -459,8 +469,9 @@ def to_text(node: Expression) -> str:
             return name
         case Unary(operator=operator, operand=operand):
             return f"{operator.value}({to_text(operand)})"
-        case Arithmetic(operator=operator, left=left, right=right) | Comparison(
-            operator=operator, left=left, right=right
+        case (
+            Arithmetic(operator=operator, left=left, right=right)
+            | Comparison(operator=operator, left=left, right=right)
         ):
             return f"({to_text(left)} {operator.value} {to_text(right)})"
         case Between(operand=operand, low=low, high=high, negated=negated):
