@@ -45,6 +45,7 @@ from jms.message import (
     TextMessage,
     Topic,
 )
+from jms.selector import Selector
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
 
 __version__ = "0.1.0"
@@ -83,6 +84,7 @@ __all__ = [
     "Queue",
     "ResourceAllocationException",
     "ResourceAllocationRuntimeException",
+    "Selector",
     "Short",
     "StreamMessage",
     "TemporaryQueue",
