@@ -59,13 +59,13 @@ class CompiledSelector:
     source: str
 
 
-_ARITHMETIC_HELPERS: Final = {
-    ArithmeticOperator.ADD: "_add",
-    ArithmeticOperator.SUBTRACT: "_subtract",
-    ArithmeticOperator.MULTIPLY: "_multiply",
-    ArithmeticOperator.DIVIDE: "_divide",
+_ARITHMETIC_TABLES: Final = {
+    ArithmeticOperator.ADD: "_ADD",
+    ArithmeticOperator.SUBTRACT: "_SUBTRACT",
+    ArithmeticOperator.MULTIPLY: "_MULTIPLY",
+    ArithmeticOperator.DIVIDE: "_DIVIDE",
 }
-_UNARY_HELPERS: Final = {UnaryOperator.PLUS: "_plus", UnaryOperator.MINUS: "_negate"}
+_UNARY_TABLES: Final = {UnaryOperator.PLUS: "_PLUS", UnaryOperator.MINUS: "_NEGATE"}
 _PYTHON_COMPARISON: Final = {
     ComparisonOperator.EQUAL: "==",
     ComparisonOperator.NOT_EQUAL: "!=",
@@ -89,14 +89,15 @@ _RAW_HEADER_NUMBERS: Final = {"JMSPriority": "m._priority", "JMSTimestamp": "m._
 _NEVER_NULL_HEADERS: Final = frozenset({"JMSDeliveryMode", "JMSPriority", "JMSTimestamp"})
 
 _NAMESPACE: Final[dict[str, object]] = {
-    "__builtins__": {"type": type, "True": True, "False": False, "None": None},
     "_compare": _java_numbers.compare,
-    "_add": _java_numbers.add,
-    "_subtract": _java_numbers.subtract,
-    "_multiply": _java_numbers.multiply,
-    "_divide": _java_numbers.divide,
-    "_negate": _java_numbers.negate,
-    "_plus": _java_numbers.plus,
+    "_ADD": _java_numbers.ADD,
+    "_SUBTRACT": _java_numbers.SUBTRACT,
+    "_MULTIPLY": _java_numbers.MULTIPLY,
+    "_DIVIDE": _java_numbers.DIVIDE,
+    "_NEGATE": _java_numbers.NEGATE,
+    "_PLUS": _java_numbers.PLUS,
+    "_not_numbers": _java_numbers.not_numbers,
+    "_not_a_number": _java_numbers.not_a_number,
     "_as_long": _java_numbers.as_long,
     "_NUMBER": _java_numbers.NUMBER_TYPES,
     "_DELIVERY_MODES": {1: "NON_PERSISTENT", 2: "PERSISTENT"},
@@ -164,9 +165,18 @@ class _Generator:
             case Identifier():
                 return self.identifier(node)
             case Unary(operator=operator, operand=operand):
-                return f"{_UNARY_HELPERS[operator]}({self.value(operand)})"
+                held = self.variable()
+                table = _UNARY_TABLES[operator]
+                return f"{table}.get(type({held} := {self.value(operand)}), _not_a_number)({held})"
             case Arithmetic(operator=operator, left=left, right=right):
-                return f"{_ARITHMETIC_HELPERS[operator]}({self.value(left)}, {self.value(right)})"
+                # One dictionary lookup by the operand types picks Java's promoted operation.
+                held_left, held_right = self.variable(), self.variable()
+                pair = (
+                    f"(type({held_left} := {self.value(left)}), "
+                    f"type({held_right} := {self.value(right)}))"
+                )
+                table = _ARITHMETIC_TABLES[operator]
+                return f"{table}.get({pair}, _not_numbers)({held_left}, {held_right})"
         true, false = self.condition(node)
         return f"(True if {true} else False if {false} else None)"
 

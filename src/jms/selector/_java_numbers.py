@@ -19,17 +19,19 @@ from typing import Any, Final
 from jms.types import Byte, Double, Float, Int, Long, Short, round_to_float32
 
 __all__ = [
+    "ADD",
+    "DIVIDE",
+    "MULTIPLY",
+    "NEGATE",
     "NUMBER_TYPES",
+    "PLUS",
+    "SUBTRACT",
     "TYPE_ERROR",
-    "add",
     "as_long",
     "compare",
-    "divide",
     "long_to_float32",
-    "multiply",
-    "negate",
-    "plus",
-    "subtract",
+    "not_a_number",
+    "not_numbers",
 ]
 
 
@@ -98,8 +100,9 @@ def long_to_float32(value: int) -> float:
     return -result if value < 0 else result
 
 
-def _as_float32(value: Any, rank: int) -> float:
-    return long_to_float32(value) if rank <= _LONG else float(value)
+def _float32_value(value: Any) -> float:
+    """A Java float (or an int or long converted to one) as a Python float."""
+    return float(value) if type(value) is Float else long_to_float32(value)
 
 
 def _promote(a: Any, b: Any) -> tuple[int, Any, Any] | None:
@@ -116,7 +119,7 @@ def _promote(a: Any, b: Any) -> tuple[int, Any, Any] | None:
     if rank <= _LONG:
         return rank, a, b
     if rank == _FLOAT:
-        return rank, _as_float32(a, rank_a), _as_float32(b, rank_b)
+        return rank, _float32_value(a), _float32_value(b)
     return rank, float(a), float(b)
 
 
@@ -147,82 +150,158 @@ def compare(symbol: str, a: Any, b: Any) -> bool | None:
     return False
 
 
-def _arithmetic(a: Any, b: Any) -> tuple[int, Any, Any] | Any:
-    """Promoted operands, or the NULL / TYPE_ERROR result the operation has instead."""
-    if a is None or b is None:
+def not_numbers(a: Any, b: Any) -> Any:
+    """The result of binary arithmetic when an operand is not a number: NULL wins over a type
+    error, as "arithmetic with an unknown value always yields an unknown value"."""
+    return None if a is None or b is None else TYPE_ERROR
+
+
+def not_a_number(a: Any) -> Any:
+    """The result of unary arithmetic on something that is not a number."""
+    return None if a is None else TYPE_ERROR
+
+
+def _int_operation(apply: Callable[[int, int], int]) -> Callable[[int, int], int]:
+    def int_operation(a: int, b: int) -> int:
+        result = apply(a, b)
+        if -2147483648 <= result <= 2147483647:
+            return result
+        return ((result + 2147483648) & 0xFFFFFFFF) - 2147483648
+
+    return int_operation
+
+
+def _long_operation(apply: Callable[[int, int], int]) -> Callable[[int, int], Long]:
+    def long_operation(a: int, b: int) -> Long:
+        return _wrap_long(apply(a, b))
+
+    return long_operation
+
+
+def _float_operation(apply: Callable[[float, float], float]) -> Callable[[Any, Any], Float]:
+    def float_operation(a: Any, b: Any) -> Float:
+        x = long_to_float32(a) if type(a) is not Float else a
+        y = long_to_float32(b) if type(b) is not Float else b
+        return _new_float(Float, round_to_float32(apply(x, y)))
+
+    return float_operation
+
+
+def _truncating_division(a: int, b: int) -> int | None:
+    """Java's integer ``/``: truncates toward zero; division by zero is NULL, not an error."""
+    if b == 0:
         return None
-    promoted = _promote(a, b)
-    return TYPE_ERROR if promoted is None else promoted
+    quotient = abs(a) // abs(b)
+    return -quotient if (a < 0) != (b < 0) else quotient
 
 
-def _finish(rank: int, result: Any) -> Any:
-    if rank == _INT:
-        return _wrap_int(result)
-    if rank == _LONG:
-        return _wrap_long(result)
-    if rank == _FLOAT:
-        return _new_float(Float, round_to_float32(result))
-    return result
+def _int_division(a: int, b: int) -> int | None:
+    quotient = _truncating_division(a, b)
+    # Only Integer.MIN_VALUE / -1 leaves the range, and it wraps to itself.
+    return None if quotient is None else _wrap_int(quotient)
 
 
-def add(a: Any, b: Any) -> Any:
-    promoted = _arithmetic(a, b)
-    if type(promoted) is not tuple:
-        return promoted
-    rank, x, y = promoted
-    return _finish(rank, x + y)
+def _long_division(a: int, b: int) -> Long | None:
+    quotient = _truncating_division(a, b)
+    return None if quotient is None else _wrap_long(quotient)
 
 
-def subtract(a: Any, b: Any) -> Any:
-    promoted = _arithmetic(a, b)
-    if type(promoted) is not tuple:
-        return promoted
-    rank, x, y = promoted
-    return _finish(rank, x - y)
+def _floating_division(a: float, b: float) -> float:
+    """IEEE division as Java does it: a zero divisor gives ±Infinity, or NaN for 0/0 and NaN/0."""
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or math.isnan(a):
+        return math.nan
+    # The sign is the exclusive-or of the signs, a negative zero divisor included.
+    negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+    return -math.inf if negative else math.inf
 
 
-def multiply(a: Any, b: Any) -> Any:
-    promoted = _arithmetic(a, b)
-    if type(promoted) is not tuple:
-        return promoted
-    rank, x, y = promoted
-    return _finish(rank, x * y)
+def _double_division(a: Any, b: Any) -> float:
+    return _floating_division(float(a), float(b))
 
 
-def divide(a: Any, b: Any) -> Any:
-    """Java division: integers truncate toward zero (÷0 is NULL), floating ÷0 is ±Infinity/NaN."""
-    promoted = _arithmetic(a, b)
-    if type(promoted) is not tuple:
-        return promoted
-    rank, x, y = promoted
-    if rank <= _LONG:
-        if y == 0:
-            return None
-        quotient = abs(x) // abs(y)
-        return _finish(rank, -quotient if (x < 0) != (y < 0) else quotient)
-    if y == 0.0:
-        if x == 0.0 or math.isnan(x):
-            return _finish(rank, math.nan)
-        # The sign is the exclusive-or of the signs, a negative zero divisor included.
-        negative = (math.copysign(1.0, x) < 0) != (math.copysign(1.0, y) < 0)
-        return _finish(rank, -math.inf if negative else math.inf)
-    return _finish(rank, x / y)
+_Operation = Callable[[Any, Any], Any]
 
 
-def negate(a: Any) -> Any:
-    if a is None:
-        return None
-    rank = _RANK.get(type(a))
-    if rank is None:
-        return TYPE_ERROR
-    return _finish(rank, -a)
+def _table(
+    int_op: _Operation, long_op: _Operation, float_op: _Operation, double_op: _Operation
+) -> dict[tuple[type, type], _Operation]:
+    """The operation for each pair of operand types, chosen by binary numeric promotion."""
+    by_rank = (int_op, long_op, float_op, double_op)
+    return {
+        (type_a, type_b): by_rank[max(rank_a, rank_b)]
+        for type_a, rank_a in _RANK.items()
+        for type_b, rank_b in _RANK.items()
+    }
 
 
-def plus(a: Any) -> Any:
-    """Unary plus: promotes byte and short to int, and is a type error on a non-number."""
-    if a is None:
-        return None
-    rank = _RANK.get(type(a))
-    if rank is None:
-        return TYPE_ERROR
-    return _finish(rank, a if rank <= _LONG else float(a))
+# Binary arithmetic by operand types: ``ADD[type(a), type(b)](a, b)``; a pair that is missing
+# (NULL, String, boolean, TYPE_ERROR) is ``not_numbers``. Python's own mixed int/float arithmetic
+# is Java's double arithmetic (an int or long operand is rounded to the nearest double first), so
+# double results use the operator itself.
+ADD: Final = _table(
+    _int_operation(operator.add),
+    _long_operation(operator.add),
+    _float_operation(operator.add),
+    operator.add,
+)
+SUBTRACT: Final = _table(
+    _int_operation(operator.sub),
+    _long_operation(operator.sub),
+    _float_operation(operator.sub),
+    operator.sub,
+)
+MULTIPLY: Final = _table(
+    _int_operation(operator.mul),
+    _long_operation(operator.mul),
+    _float_operation(operator.mul),
+    operator.mul,
+)
+DIVIDE: Final = _table(
+    _int_division, _long_division, _float_operation(_floating_division), _double_division
+)
+
+
+def _negate_int(a: int) -> int:
+    return _wrap_int(-a)
+
+
+def _negate_long(a: int) -> Long:
+    return _wrap_long(-a)
+
+
+def _negate_float(a: float) -> Float:
+    return _new_float(Float, -a)
+
+
+def _negate_double(a: float) -> float:
+    return -float(a)
+
+
+def _identity_int(a: int) -> int:
+    return int(a)
+
+
+def _identity_long(a: int) -> Long:
+    return a if type(a) is Long else _wrap_long(a)
+
+
+def _identity_float(a: float) -> float:
+    return a
+
+
+def _identity_double(a: float) -> float:
+    return float(a)
+
+
+# Unary arithmetic by operand type (unary numeric promotion: byte and short become int); a missing
+# type is ``not_a_number``.
+NEGATE: Final = {
+    kind: (_negate_int, _negate_long, _negate_float, _negate_double)[rank]
+    for kind, rank in _RANK.items()
+}
+PLUS: Final = {
+    kind: (_identity_int, _identity_long, _identity_float, _identity_double)[rank]
+    for kind, rank in _RANK.items()
+}
