@@ -13,10 +13,11 @@ deserialised, under the allow-list, when the application asks for it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import struct
-from collections.abc import Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable
+from typing import Any, Final, NamedTuple
 
 from jms.errors import MessageFormatException
 from jms.message.bytes import BytesMessage
@@ -47,17 +48,29 @@ FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
 
 # magic, version, body type, delivery mode, priority, redelivered, optional-field bits,
-# timestamp, expiration, delivery time.
-_FIXED: Final = struct.Struct(">2sBBBBBBqqq")
+# destination kind, reply-to kind, timestamp, expiration, delivery time, property count.
+_FIXED: Final = struct.Struct(">2sBBBBBBBBqqqI")
 _U32: Final = struct.Struct(">I")
 
+# Optional fields present. The String ones travel, in this order, at the head of the one string
+# column that also carries the property names (docs/wire-format.md).
 _HAS_MESSAGE_ID: Final = 0x01
 _HAS_CORRELATION_STR: Final = 0x02
-_HAS_CORRELATION_BYTES: Final = 0x04
-_HAS_TYPE: Final = 0x08
-_HAS_DESTINATION: Final = 0x10
-_HAS_REPLY_TO: Final = 0x20
-_KNOWN_BITS: Final = 0x3F
+_HAS_TYPE: Final = 0x04
+_HAS_DESTINATION: Final = 0x08
+_HAS_REPLY_TO: Final = 0x10
+_HAS_TEXT: Final = 0x20
+_HAS_CORRELATION_BYTES: Final = 0x40
+_KNOWN_BITS: Final = 0x7F
+_STRING_BITS: Final = (
+    _HAS_MESSAGE_ID
+    | _HAS_CORRELATION_STR
+    | _HAS_TYPE
+    | _HAS_DESTINATION
+    | _HAS_REPLY_TO
+    | _HAS_TEXT
+)
+_NO_DESTINATION: Final = 255
 
 _BODY_CLASSES: Final[tuple[type[Message], ...]] = (
     Message,
@@ -97,20 +110,9 @@ _INTEGER_TYPES: Final[dict[int, tuple[type, int, int]]] = {
 }
 
 
-def _encode_str(out: bytearray, text: str) -> None:
-    data = text.encode("utf-8", "surrogatepass")
-    out += _U32.pack(len(data))
-    out += data
-
-
 def _encode_bytes(out: bytearray, data: bytes) -> None:
     out += _U32.pack(len(data))
     out += data
-
-
-def _encode_destination(out: bytearray, destination: Destination) -> None:
-    out.append(_DESTINATION_TAG[type(destination)])
-    _encode_str(out, destination.name)
 
 
 def _encode_strings(out: bytearray, strings: Iterable[str]) -> None:
@@ -162,20 +164,33 @@ def encode(message: Message) -> bytes:
         raise MessageFormatException(
             f"cannot encode a {type(message).__name__}: not one of the six JMS message classes"
         )
+    strings: list[str] = []
     bits = 0
-    correlation = message._correlation_id
     if message._message_id is not None:
         bits |= _HAS_MESSAGE_ID
+        strings.append(message._message_id)
+    correlation = message._correlation_id
     if type(correlation) is str:
         bits |= _HAS_CORRELATION_STR
+        strings.append(correlation)
     elif correlation is not None:
         bits |= _HAS_CORRELATION_BYTES
     if message._type is not None:
         bits |= _HAS_TYPE
-    if message._destination is not None:
+        strings.append(message._type)
+    destination = message._destination
+    if destination is not None:
         bits |= _HAS_DESTINATION
-    if message._reply_to is not None:
+        strings.append(destination.name)
+    reply_to = message._reply_to
+    if reply_to is not None:
         bits |= _HAS_REPLY_TO
+        strings.append(reply_to.name)
+    if body_tag == 1 and message._text is not None:  # type: ignore[attr-defined]
+        bits |= _HAS_TEXT
+        strings.append(message._text)  # type: ignore[attr-defined]
+    properties = message._properties
+    strings.extend(properties)
     out = bytearray(
         _FIXED.pack(
             _MAGIC,
@@ -185,45 +200,25 @@ def encode(message: Message) -> bytes:
             message._priority,
             message._redelivered,
             bits,
+            _NO_DESTINATION if destination is None else _DESTINATION_TAG[type(destination)],
+            _NO_DESTINATION if reply_to is None else _DESTINATION_TAG[type(reply_to)],
             message._timestamp,
             message._expiration,
             message._delivery_time,
+            len(properties),
         )
     )
-    if message._message_id is not None:
-        _encode_str(out, message._message_id)
-    if bits & _HAS_CORRELATION_STR:
-        _encode_str(out, correlation)  # type: ignore[arg-type]
-    elif bits & _HAS_CORRELATION_BYTES:
+    _encode_strings(out, strings)
+    if bits & _HAS_CORRELATION_BYTES:
         _encode_bytes(out, correlation)  # type: ignore[arg-type]
-    if message._type is not None:
-        _encode_str(out, message._type)
-    if message._destination is not None:
-        _encode_destination(out, message._destination)
-    if message._reply_to is not None:
-        _encode_destination(out, message._reply_to)
-    _encode_named_values(out, message._properties)
+    if properties:
+        _encode_values(out, properties.values())
     _BODY_ENCODERS[body_tag](out, message)
     return bytes(out)
 
 
-def _encode_named_values(out: bytearray, entries: dict[str, Any]) -> None:
-    out += _U32.pack(len(entries))
-    if entries:
-        _encode_strings(out, entries)
-        _encode_values(out, entries.values())
-
-
 def _encode_no_body(out: bytearray, message: Any) -> None:
     return None
-
-
-def _encode_text(out: bytearray, message: Any) -> None:
-    if message._text is None:
-        out.append(0)
-    else:
-        out.append(1)
-        _encode_str(out, message._text)
 
 
 def _encode_bytes_body(out: bytearray, message: Any) -> None:
@@ -231,7 +226,11 @@ def _encode_bytes_body(out: bytearray, message: Any) -> None:
 
 
 def _encode_map(out: bytearray, message: Any) -> None:
-    _encode_named_values(out, message._map)
+    entries = message._map
+    out += _U32.pack(len(entries))
+    if entries:
+        _encode_strings(out, entries)
+        _encode_values(out, entries.values())
 
 
 def _encode_stream(out: bytearray, message: Any) -> None:
@@ -249,7 +248,7 @@ def _encode_object(out: bytearray, message: Any) -> None:
 
 _BODY_ENCODERS: Final = (
     _encode_no_body,
-    _encode_text,
+    _encode_no_body,  # a TextMessage's text travels in the string column
     _encode_bytes_body,
     _encode_map,
     _encode_stream,
@@ -319,89 +318,122 @@ class _Reader:
         (length,) = self.unpack(_U32, f"length of {what}")
         return self.take(length, what)
 
-    def text(self, what: str) -> str:
-        return self.utf8(self.blob(what), what)
-
     def utf8(self, raw: bytes, what: str) -> str:
         try:
             return raw.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError as error:
             raise self.fail(f"{what} is not valid UTF-8 ({error.reason})") from None
 
-    def destination(self, what: str) -> Destination:
-        tag = self.u8(f"kind of {what}")
-        if tag >= len(_DESTINATION_CLASSES):
-            raise self.fail(f"unknown destination kind {tag} for {what}")
-        name = self.text(what)
+    def destination(self, kind: int, name: str, what: str) -> Destination:
+        if kind >= len(_DESTINATION_CLASSES):
+            raise self.fail(f"unknown destination kind {kind} for {what}")
         if not name:
             raise self.fail(f"{what} has an empty name")
-        return _DESTINATION_CLASSES[tag](name)
+        return _DESTINATION_CLASSES[kind](name)
 
     def strings(self, count: int, what: str) -> list[str]:
         lengths = self.unpack(f">{count}I", f"lengths of {what}")
         blob = self.take(sum(lengths), what)
+        bounds = itertools.pairwise(itertools.accumulate(lengths, initial=0))
         if blob.isascii():
             # ASCII: byte offsets are character offsets, so decode once and slice the str.
             text = blob.decode("ascii")
-            result = []
-            start = 0
-            for length in lengths:
-                result.append(text[start : start + length])
-                start += length
-            return result
-        result = []
-        start = 0
-        for length in lengths:
-            result.append(self.utf8(blob[start : start + length], what))
-            start += length
-        return result
+            return [text[start:end] for start, end in bounds]
+        return [self.utf8(blob[start:end], what) for start, end in bounds]
 
     def values(self, count: int, what: str, *, body_types: bool) -> list[Any]:
         """``count`` typed values; null, char and byte[] only where ``body_types`` allows them."""
-        tags = self.take(count, f"type tags of {what}")
-        if max(tags, default=0) >= _TAG_COUNT:
-            raise self.fail(f"unknown type tag {max(tags)} among {what}")
-        if not body_types and (tags.count(_NULL) or tags.count(_CHAR) or tags.count(_BYTES)):
-            raise self.fail(f"{what} include null, char or byte[], which only bodies may hold")
-        integer_count = sum(tags.count(tag) for tag in _INTEGER_TAGS)
-        float_count = tags.count(_FLOAT) + tags.count(_DOUBLE)
-        blob_count = tags.count(_STRING) + tags.count(_BYTES)
-        columns = self.unpack(f">{integer_count}q{float_count}d{blob_count}I", what)
-        floats_at = integer_count
-        lengths_at = integer_count + float_count
-        blob = self.take(sum(columns[lengths_at:]), f"string payloads of {what}")
-        result: list[Any] = []
-        integer_index, float_index, blob_index, blob_start = 0, floats_at, lengths_at, 0
-        for index, tag in enumerate(tags):
-            if tag in (_STRING, _BYTES):
-                length = columns[blob_index]
-                raw = blob[blob_start : blob_start + length]
-                blob_index += 1
-                blob_start += length
-                result.append(self.utf8(raw, f"{what} #{index}") if tag == _STRING else raw)
-            elif tag in _INTEGER_TYPES:
-                raw_integer = columns[integer_index]
-                integer_index += 1
-                cls, low, high = _INTEGER_TYPES[tag]
-                if not low <= raw_integer <= high:
-                    raise self.fail(
-                        f"{what} #{index}: {raw_integer} out of range for {cls.__name__}"
-                    )
-                result.append(
-                    Char(chr(raw_integer)) if cls is Char else int.__new__(cls, raw_integer)
-                )
-            elif tag in (_DOUBLE, _FLOAT):
-                raw_float = columns[float_index]
-                float_index += 1
-                if tag == _FLOAT:
-                    if round_to_float32(raw_float) != raw_float and not math.isnan(raw_float):
-                        raise self.fail(f"{what} #{index}: {raw_float!r} is not a 32-bit float")
-                    result.append(float.__new__(Float, raw_float))
-                else:
-                    result.append(float.__new__(Double, raw_float))
-            else:
-                result.append(None if tag == _NULL else tag == _TRUE)
-        return result
+        plan = _values_plan(self.take(count, f"type tags of {what}"), body_types)
+        if isinstance(plan, str):
+            raise self.fail(f"{what}: {plan}")
+        columns = self.unpack(plan.layout, what)
+        if plan.blob_count:
+            lengths = columns[plan.lengths_at :]
+            blob = self.take(sum(lengths), f"string payloads of {what}")
+            bounds = itertools.pairwise(itertools.accumulate(lengths, initial=0))
+            columns = columns[: plan.lengths_at] + tuple(blob[start:end] for start, end in bounds)
+        # Values without a payload (booleans, null) read the trailing None.
+        columns += (None,)
+        try:
+            return [build(columns[source]) for source, build in plan.steps]
+        except (ValueError, UnicodeDecodeError) as error:
+            raise self.fail(f"{what}: {error}") from None
+
+
+class _ValuesPlan(NamedTuple):
+    """How to read the columns for one sequence of tags: the struct layout of the fixed-size
+    columns, where the lengths start, and per value (column index, builder)."""
+
+    layout: str
+    lengths_at: int
+    blob_count: int
+    steps: tuple[tuple[int, Callable[[Any], Any]], ...]
+
+
+def _integer_builder(cls: type, low: int, high: int) -> Callable[[int], Any]:
+    def build(raw: int) -> Any:
+        if not low <= raw <= high:
+            raise ValueError(f"{raw} is out of range for {cls.__name__}")
+        return Char(chr(raw)) if cls is Char else int.__new__(cls, raw)
+
+    return build
+
+
+def _build_float(raw: float) -> Float:
+    if round_to_float32(raw) != raw and not math.isnan(raw):
+        raise ValueError(f"{raw!r} is not a 32-bit float")
+    return float.__new__(Float, raw)
+
+
+def _build_double(raw: float) -> Double:
+    return float.__new__(Double, raw)
+
+
+def _build_string(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def _build_bytes(raw: bytes) -> bytes:
+    return raw
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    return lambda _: value
+
+
+_BUILDERS: Final[dict[int, Callable[[Any], Any]]] = {
+    _NULL: _constant(None),
+    _FALSE: _constant(False),
+    _TRUE: _constant(True),
+    **{tag: _integer_builder(cls, low, high) for tag, (cls, low, high) in _INTEGER_TYPES.items()},
+    _FLOAT: _build_float,
+    _DOUBLE: _build_double,
+    _STRING: _build_string,
+    _BYTES: _build_bytes,
+}
+
+
+@functools.lru_cache(maxsize=2048)
+def _values_plan(tags: bytes, body_types: bool) -> _ValuesPlan | str:
+    """The plan for reading values with these tags, or why the tags are invalid. Cached: the same
+    property and body shapes recur message after message."""
+    if max(tags, default=0) >= _TAG_COUNT:
+        return f"unknown type tag {max(tags)}"
+    if not body_types and (_NULL in tags or _CHAR in tags or _BYTES in tags):
+        return "null, char or byte[] among property values, which only bodies may hold"
+    integers = [i for i, tag in enumerate(tags) if tag in _INTEGER_TYPES]
+    floats = [i for i, tag in enumerate(tags) if tag in (_FLOAT, _DOUBLE)]
+    blobs = [i for i, tag in enumerate(tags) if tag in (_STRING, _BYTES)]
+    column_of = {position: column for column, position in enumerate(integers + floats + blobs)}
+    steps = tuple(
+        (column_of.get(position, -1), _BUILDERS[tag]) for position, tag in enumerate(tags)
+    )
+    return _ValuesPlan(
+        layout=f">{len(integers)}q{len(floats)}d{len(blobs)}I",
+        lengths_at=len(integers) + len(floats),
+        blob_count=len(blobs),
+        steps=steps,
+    )
 
 
 def decode(data: bytes | bytearray | memoryview) -> Message:
@@ -417,9 +449,12 @@ def decode(data: bytes | bytearray | memoryview) -> Message:
         priority,
         redelivered,
         bits,
+        destination_kind,
+        reply_to_kind,
         timestamp,
         expiration,
         delivery_time,
+        property_count,
     ) = reader.unpack(_FIXED, "fixed header")
     if magic != _MAGIC:
         raise reader.fail(f"bad magic {magic!r} (expected {_MAGIC!r}): not a jms message")
@@ -437,8 +472,18 @@ def decode(data: bytes | bytearray | memoryview) -> Message:
         redelivered > 1
         or bits & ~_KNOWN_BITS
         or (bits & _HAS_CORRELATION_STR and bits & _HAS_CORRELATION_BYTES)
+        or (bits & _HAS_TEXT and body_tag != 1)
+        or (destination_kind == _NO_DESTINATION) == bool(bits & _HAS_DESTINATION)
+        or (reply_to_kind == _NO_DESTINATION) == bool(bits & _HAS_REPLY_TO)
     ):
-        raise reader.fail(f"invalid flags (redelivered={redelivered}, bits=0x{bits:02x})")
+        raise reader.fail(
+            f"inconsistent flags (redelivered={redelivered}, bits=0x{bits:02x}, "
+            f"destination kinds {destination_kind}/{reply_to_kind})"
+        )
+    if property_count > reader.end:
+        raise reader.fail(f"property count {property_count} exceeds the message size")
+    header_strings = (bits & _STRING_BITS).bit_count()
+    strings = reader.strings(header_strings + property_count, "header strings and property names")
     message = _BODY_CLASSES[body_tag]()
     message._delivery_mode = delivery_mode
     message._priority = priority
@@ -446,35 +491,35 @@ def decode(data: bytes | bytearray | memoryview) -> Message:
     message._timestamp = timestamp
     message._expiration = expiration
     message._delivery_time = delivery_time
+    position = 0
     if bits & _HAS_MESSAGE_ID:
-        message._message_id = reader.text("JMSMessageID")
+        message._message_id = strings[position]
+        position += 1
     if bits & _HAS_CORRELATION_STR:
-        message._correlation_id = reader.text("JMSCorrelationID")
-    elif bits & _HAS_CORRELATION_BYTES:
-        message._correlation_id = reader.blob("JMSCorrelationID bytes")
+        message._correlation_id = strings[position]
+        position += 1
     if bits & _HAS_TYPE:
-        message._type = reader.text("JMSType")
+        message._type = strings[position]
+        position += 1
     if bits & _HAS_DESTINATION:
-        message._destination = reader.destination("JMSDestination")
+        message._destination = reader.destination(
+            destination_kind, strings[position], "JMSDestination"
+        )
+        position += 1
     if bits & _HAS_REPLY_TO:
-        message._reply_to = reader.destination("JMSReplyTo")
-    message._properties = _decode_properties(reader)
+        message._reply_to = reader.destination(reply_to_kind, strings[position], "JMSReplyTo")
+        position += 1
+    if bits & _HAS_TEXT:
+        message._text = strings[position]  # type: ignore[attr-defined]
+        position += 1
+    if bits & _HAS_CORRELATION_BYTES:
+        message._correlation_id = reader.blob("JMSCorrelationID bytes")
+    if property_count:
+        message._properties = _decode_properties(reader, strings[position:])
     _BODY_DECODERS[body_tag](reader, message)
     if reader.offset != reader.end:
         raise reader.fail(f"{reader.end - reader.offset} unexpected bytes after the body")
     return message
-
-
-def _decode_named_values(
-    reader: _Reader, what: str, *, body_types: bool
-) -> tuple[list[str], list[Any]]:
-    count = reader.count(f"{what} count")
-    if count == 0:
-        return [], []
-    names = reader.strings(count, f"{what} names")
-    if len(set(names)) != count:
-        raise reader.fail(f"a {what} name appears twice")
-    return names, reader.values(count, f"{what} values", body_types=body_types)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -488,10 +533,8 @@ def _property_names_problem(names: tuple[str, ...]) -> tuple[str | None, tuple[i
     return None, tuple(i for i, name in enumerate(names) if name in JMSX_PROPERTY_TYPES)
 
 
-def _decode_properties(reader: _Reader) -> dict[str, Any]:
-    names, values = _decode_named_values(reader, "property", body_types=False)
-    if not names:
-        return {}
+def _decode_properties(reader: _Reader, names: list[str]) -> dict[str, Any]:
+    values = reader.values(len(names), "property values", body_types=False)
     error, jmsx_positions = _property_names_problem(tuple(names))
     if error is not None:
         raise reader.fail(error)
@@ -499,16 +542,14 @@ def _decode_properties(reader: _Reader) -> dict[str, Any]:
         required = JMSX_PROPERTY_TYPES[names[position]]
         if type(values[position]) is not required:
             raise reader.fail(f"property {names[position]!r} must be a {required.__name__}")
-    return dict(zip(names, values, strict=True))
+    properties = dict(zip(names, values, strict=True))
+    if len(properties) != len(names):
+        raise reader.fail("a property name appears twice")
+    return properties
 
 
 def _decode_no_body(reader: _Reader, message: Any) -> None:
     return None
-
-
-def _decode_text(reader: _Reader, message: Any) -> None:
-    if reader.present("text body"):
-        message._text = reader.text("text body")
 
 
 def _decode_bytes_body(reader: _Reader, message: Any) -> None:
@@ -516,10 +557,14 @@ def _decode_bytes_body(reader: _Reader, message: Any) -> None:
 
 
 def _decode_map(reader: _Reader, message: Any) -> None:
-    names, values = _decode_named_values(reader, "map entry", body_types=True)
-    if "" in names:
-        raise reader.fail("a map entry has an empty name")
-    message._map = dict(zip(names, values, strict=True))
+    count = reader.count("map entry count")
+    if count == 0:
+        return
+    names = reader.strings(count, "map entry names")
+    entries = dict(zip(names, reader.values(count, "map values", body_types=True), strict=True))
+    if len(entries) != count or "" in entries:
+        raise reader.fail("a map entry name is empty or appears twice")
+    message._map = entries
 
 
 def _decode_stream(reader: _Reader, message: Any) -> None:
@@ -534,7 +579,7 @@ def _decode_object(reader: _Reader, message: Any) -> None:
 
 _BODY_DECODERS: Final = (
     _decode_no_body,
-    _decode_text,
+    _decode_no_body,  # a TextMessage's text travels in the string column
     _decode_bytes_body,
     _decode_map,
     _decode_stream,
