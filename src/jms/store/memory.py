@@ -1,0 +1,163 @@
+"""``MemoryStore``: the storage of ``memory://`` brokers — everything in dicts, nothing on disk.
+
+It implements the ``jms.store.base`` contract exactly (atomic ordered batches, per-log sequences,
+shared messages referenced by several store queues, paging by sequence), so that the broker's
+recovery path can be exercised by handing one MemoryStore to a second broker, and so that the
+SQLite store can be tested against it. It must never pretend to durability: a process exit loses
+everything, and ``submit`` applies each batch before returning.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jms.errors import IllegalStateException
+from jms.message import Message
+from jms.store.base import (
+    DONE,
+    AddDestination,
+    AppendMessage,
+    Completion,
+    DeleteSubscription,
+    DurableSubscriptionRecord,
+    MessageStore,
+    RemoveEntry,
+    SaveSubscription,
+    SetDeliveryCount,
+    StoreContents,
+    StoredEntry,
+    StoreOperation,
+)
+
+__all__ = ["MemoryStore"]
+
+
+@dataclass(slots=True)
+class _LoggedMessage:
+    log: str
+    message: Message
+    references: int
+
+
+@dataclass(slots=True)
+class _Entry:
+    log: str
+    delivery_count: int
+
+
+class MemoryStore(MessageStore):
+    """An in-memory ``MessageStore``; a batch is validated whole before any of it is applied."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed = False
+        self._destinations: dict[str, None] = {}
+        self._subscriptions: dict[str, DurableSubscriptionRecord] = {}
+        self._last_sequences: dict[str, int] = {}
+        self._messages: dict[tuple[str, int], _LoggedMessage] = {}
+        # queue -> seq -> entry, in seq order: a queue's entries come from one log, in its order.
+        self._entries: dict[str, dict[int, _Entry]] = {}
+
+    def load(self) -> StoreContents:
+        with self._lock:
+            self._check_open()
+            return StoreContents(
+                destinations=tuple(self._destinations),
+                subscriptions=tuple(self._subscriptions.values()),
+                last_sequences=dict(self._last_sequences),
+                queues_with_entries=tuple(q for q, entries in self._entries.items() if entries),
+            )
+
+    def submit(self, batch: Sequence[StoreOperation]) -> Completion:
+        with self._lock:
+            self._check_open()
+            planned_sequences: dict[str, int] = {}
+            for operation in batch:
+                self._validate(operation, planned_sequences)
+            for operation in batch:
+                self._apply(operation)
+        return DONE
+
+    def read_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[StoredEntry]:
+        with self._lock:
+            self._check_open()
+            entries = self._entries.get(queue)
+            if not entries:
+                return []
+            seqs = list(entries)  # a queue's entries come from one log, appended in seq order
+            result: list[StoredEntry] = []
+            for seq in seqs[bisect_left(seqs, start_seq) :]:
+                if (end_seq is not None and seq > end_seq) or len(result) >= limit:
+                    break
+                entry = entries[seq]
+                message = self._messages[(entry.log, seq)].message
+                result.append(StoredEntry(queue, entry.log, seq, message, entry.delivery_count))
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException("this MemoryStore is closed")
+
+    def _validate(self, operation: StoreOperation, planned_sequences: dict[str, int]) -> None:
+        """Refuse a batch that contradicts the store, before applying any of it (atomicity).
+        ``planned_sequences`` tracks the batch's own appends, which must grow too."""
+        if isinstance(operation, AppendMessage):
+            last = planned_sequences.get(operation.log, self._last_sequences.get(operation.log, 0))
+            if operation.seq <= last:
+                raise IllegalStateException(
+                    f"store: sequence {operation.seq} of {operation.log} is not above the last "
+                    f"one, {last}"
+                )
+            planned_sequences[operation.log] = operation.seq
+        elif isinstance(operation, SaveSubscription):
+            key = operation.subscription.key
+            if key in self._subscriptions:
+                raise IllegalStateException(f"store: durable subscription {key!r} already exists")
+
+    def _apply(self, operation: StoreOperation) -> None:
+        if isinstance(operation, AppendMessage):
+            self._last_sequences[operation.log] = operation.seq
+            if operation.queues:
+                key = (operation.log, operation.seq)
+                self._messages[key] = _LoggedMessage(
+                    operation.log, operation.message, len(operation.queues)
+                )
+                for queue in operation.queues:
+                    self._entries.setdefault(queue, {})[operation.seq] = _Entry(operation.log, 0)
+        elif isinstance(operation, RemoveEntry):
+            self._remove_entry(operation.queue, operation.seq)
+        elif isinstance(operation, SetDeliveryCount):
+            entry = self._entries.get(operation.queue, {}).get(operation.seq)
+            if entry is not None:
+                entry.delivery_count = operation.count
+        elif isinstance(operation, AddDestination):
+            self._destinations[operation.destination] = None
+        elif isinstance(operation, SaveSubscription):
+            self._subscriptions[operation.subscription.key] = operation.subscription
+            self._entries.setdefault(operation.subscription.key, {})
+        elif isinstance(operation, DeleteSubscription):
+            self._subscriptions.pop(operation.key, None)
+            for seq in list(self._entries.get(operation.key, {})):
+                self._remove_entry(operation.key, seq)
+            self._entries.pop(operation.key, None)
+
+    def _remove_entry(self, queue: str, seq: int) -> None:
+        entry = self._entries.get(queue, {}).pop(seq, None)
+        if entry is None:
+            return
+        key = (entry.log, seq)
+        logged = self._messages[key]
+        logged.references -= 1
+        if logged.references == 0:
+            del self._messages[key]

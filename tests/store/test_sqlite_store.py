@@ -1,0 +1,130 @@
+"""What only the SQLite store promises: durability across reopen, one owner, group commit."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from jms.errors import IllegalStateException
+from jms.message import BytesMessage, TextMessage
+from jms.store import (
+    AppendMessage,
+    DurableSubscriptionRecord,
+    RemoveEntry,
+    SaveSubscription,
+    SetDeliveryCount,
+)
+from jms.store.sqlite import DATABASE_NAME, SQLiteStore
+
+
+def test_everything_survives_reopening(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    record = DurableSubscriptionRecord("c:s", "c", "s", "topic://t", None, False, False)
+    message = BytesMessage()
+    message.write_bytes(b"\x00\x01")
+    store.submit([SaveSubscription(record)]).wait()
+    store.submit([AppendMessage("topic://t", 3, message, ("c:s",))]).wait()
+    store.submit([AppendMessage("queue://q", 1, TextMessage("a"), ("queue://q",))]).wait()
+    store.submit([SetDeliveryCount("c:s", 3, 2)]).wait()
+    store.close()
+
+    reopened = SQLiteStore(tmp_path)
+    contents = reopened.load()
+    assert contents.subscriptions == (record,)
+    assert dict(contents.last_sequences) == {"topic://t": 3, "queue://q": 1}
+    assert sorted(contents.queues_with_entries) == ["c:s", "queue://q"]
+    (entry,) = reopened.read_entries("c:s", 1, None, 10)
+    assert entry.delivery_count == 2
+    assert entry.message.get_body(bytes) == b"\x00\x01"
+    reopened.close()
+
+
+def test_a_second_owner_is_refused_while_the_first_is_open(tmp_path: Path) -> None:
+    first = SQLiteStore(tmp_path)
+    with pytest.raises(IllegalStateException, match="already open"):
+        SQLiteStore(tmp_path)
+    first.close()
+    SQLiteStore(tmp_path).close()
+
+
+def test_the_database_is_in_wal_mode_and_inspectable(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit([AppendMessage("queue://q", 1, TextMessage("a"), ("queue://q",))]).wait()
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as inspector:
+        assert inspector.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert inspector.execute("SELECT queue, seq FROM entries").fetchall() == [("queue://q", 1)]
+    store.close()
+
+
+def test_acknowledged_messages_are_deleted_from_disk(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit([AppendMessage("queue://q", 1, TextMessage("a"), ("queue://q",))]).wait()
+    store.submit([RemoveEntry("queue://q", 1)]).wait()
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as inspector:
+        assert inspector.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    store.close()
+
+
+def test_concurrent_batches_share_commits(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    commits = []
+    original = store._commit_group
+
+    def counting(group):  # type: ignore[no-untyped-def]
+        commits.append(len(group))
+        original(group)
+
+    store._commit_group = counting  # type: ignore[method-assign]
+    lock = threading.Lock()
+    sequence = iter(range(1, 10_001))
+    barrier = threading.Barrier(16)
+
+    def sender() -> None:
+        barrier.wait(timeout=10)
+        for _ in range(50):
+            with lock:
+                seq = next(sequence)
+                completion = store.submit(
+                    [AppendMessage("queue://q", seq, TextMessage("x"), ("queue://q",))]
+                )
+            completion.wait()
+
+    threads = [threading.Thread(target=sender) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sum(commits) == 800
+    assert len(commits) < 800, "16 concurrent senders never shared a commit"
+    store.close()
+
+
+def test_fsync_per_batch_mode_commits_each_batch_alone(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path, fsync_per_batch=True)
+    commits = []
+    original = store._commit_group
+
+    def counting(group):  # type: ignore[no-untyped-def]
+        commits.append(len(group))
+        original(group)
+
+    store._commit_group = counting  # type: ignore[method-assign]
+    completions = [
+        store.submit([AppendMessage("queue://q", seq, TextMessage("x"), ("queue://q",))])
+        for seq in range(1, 51)
+    ]
+    for completion in completions:
+        completion.wait()
+    assert commits == [1] * 50
+    store.close()
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    SQLiteStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as database:
+        database.execute("PRAGMA user_version=99")
+    with pytest.raises(IllegalStateException, match="schema version 99"):
+        SQLiteStore(tmp_path)

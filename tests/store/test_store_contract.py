@@ -1,0 +1,175 @@
+"""The ``MessageStore`` contract (jms.store.base), held by every implementation alike."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from jms.errors import IllegalStateException
+from jms.message import TextMessage
+from jms.store import (
+    AddDestination,
+    AppendMessage,
+    DeleteSubscription,
+    DurableSubscriptionRecord,
+    MemoryStore,
+    MessageStore,
+    RemoveEntry,
+    SaveSubscription,
+    SetDeliveryCount,
+)
+from jms.store.sqlite import SQLiteStore
+
+StoreFactory = Callable[[], MessageStore]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MessageStore]:
+    opened: MessageStore = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path)
+    yield opened
+    opened.close()
+
+
+def _message(text: str) -> TextMessage:
+    message = TextMessage(text)
+    message.set_jms_message_id(f"ID:{text}")
+    return message
+
+
+def _texts(store: MessageStore, queue: str, start: int = 1, end: int | None = None) -> list[str]:
+    return [entry.message.get_text() for entry in store.read_entries(queue, start, end, 1000)]  # type: ignore[attr-defined]
+
+
+def test_append_then_read_in_sequence_order(store: MessageStore) -> None:
+    for seq in (1, 2, 3):
+        store.submit([AppendMessage("queue://q", seq, _message(f"m{seq}"), ("queue://q",))]).wait()
+    assert _texts(store, "queue://q") == ["m1", "m2", "m3"]
+    assert _texts(store, "queue://q", 2) == ["m2", "m3"]
+    assert _texts(store, "queue://q", 1, 2) == ["m1", "m2"]
+    assert [e.seq for e in store.read_entries("queue://q", 1, None, 2)] == [1, 2]
+
+
+def test_entries_keep_message_and_delivery_count(store: MessageStore) -> None:
+    message = _message("x")
+    message.set_int_property("weight", 3000)
+    store.submit([AppendMessage("queue://q", 1, message, ("queue://q",))]).wait()
+    store.submit([SetDeliveryCount("queue://q", 1, 3)]).wait()
+    (entry,) = store.read_entries("queue://q", 1, None, 10)
+    assert (entry.queue, entry.log, entry.seq, entry.delivery_count) == (
+        "queue://q",
+        "queue://q",
+        1,
+        3,
+    )
+    assert entry.message.get_int_property("weight") == 3000
+
+
+def test_remove_entry_acknowledges(store: MessageStore) -> None:
+    for seq in (1, 2):
+        store.submit([AppendMessage("queue://q", seq, _message(f"m{seq}"), ("queue://q",))]).wait()
+    store.submit([RemoveEntry("queue://q", 1)]).wait()
+    assert _texts(store, "queue://q") == ["m2"]
+
+
+def test_one_message_many_subscriptions_lives_until_the_last_reference(store: MessageStore) -> None:
+    subs = ("sub-a", "sub-b")
+    for key in subs:
+        store.submit(
+            [
+                SaveSubscription(
+                    DurableSubscriptionRecord(key, "c1", key, "topic://t", None, False, False)
+                )
+            ]
+        ).wait()
+    store.submit([AppendMessage("topic://t", 1, _message("news"), subs)]).wait()
+    store.submit([RemoveEntry("sub-a", 1)]).wait()
+    assert _texts(store, "sub-a") == []
+    assert _texts(store, "sub-b") == ["news"]
+    store.submit([RemoveEntry("sub-b", 1)]).wait()
+    assert store.load().queues_with_entries == ()
+
+
+def test_sequences_are_remembered_even_without_entries(store: MessageStore) -> None:
+    store.submit([AppendMessage("topic://t", 7, _message("nobody listens"), ())]).wait()
+    assert store.load().last_sequences == {"topic://t": 7}
+
+
+def test_a_sequence_that_does_not_grow_is_refused(store: MessageStore) -> None:
+    store.submit([AppendMessage("queue://q", 5, _message("a"), ("queue://q",))]).wait()
+    with pytest.raises(IllegalStateException, match="not above"):
+        store.submit([AppendMessage("queue://q", 5, _message("b"), ("queue://q",))]).wait()
+
+
+def test_a_failing_batch_applies_nothing(store: MessageStore) -> None:
+    store.submit([AppendMessage("queue://q", 5, _message("a"), ("queue://q",))]).wait()
+    bad_batch = [
+        AddDestination("queue://other"),
+        AppendMessage("queue://q", 6, _message("b"), ("queue://q",)),
+        AppendMessage("queue://q", 6, _message("c"), ("queue://q",)),
+    ]
+    with pytest.raises(IllegalStateException):
+        store.submit(bad_batch).wait()
+    assert _texts(store, "queue://q") == ["a"]
+    assert store.load().destinations == ()
+    store.submit([AppendMessage("queue://q", 6, _message("d"), ("queue://q",))]).wait()
+    assert _texts(store, "queue://q") == ["a", "d"]
+
+
+def test_subscriptions_and_destinations_are_loaded(store: MessageStore) -> None:
+    record = DurableSubscriptionRecord(
+        "c1:s", "c1", "s", "topic://t", "color = 'blue'", True, False
+    )
+    store.submit(
+        [AddDestination("queue://q"), AddDestination("queue://q"), SaveSubscription(record)]
+    ).wait()
+    contents = store.load()
+    assert contents.destinations == ("queue://q",)
+    assert contents.subscriptions == (record,)
+    with pytest.raises(IllegalStateException, match="already exists"):
+        store.submit([SaveSubscription(record)]).wait()
+
+
+def test_deleting_a_subscription_drops_its_entries(store: MessageStore) -> None:
+    record = DurableSubscriptionRecord("k", None, "s", "topic://t", None, False, True)
+    store.submit([SaveSubscription(record)]).wait()
+    store.submit([AppendMessage("topic://t", 1, _message("x"), ("k",))]).wait()
+    store.submit([DeleteSubscription("k")]).wait()
+    contents = store.load()
+    assert contents.subscriptions == ()
+    assert contents.queues_with_entries == ()
+
+
+def test_batches_apply_in_submission_order_across_threads(store: MessageStore) -> None:
+    completions = []
+    lock = threading.Lock()
+    next_seq = iter(range(1, 401))
+
+    def producer() -> None:
+        for _ in range(100):
+            with lock:  # the broker assigns sequences and submits under its lock, like this
+                seq = next(next_seq)
+                completions.append(
+                    store.submit(
+                        [AppendMessage("queue://q", seq, _message(str(seq)), ("queue://q",))]
+                    )
+                )
+
+    threads = [threading.Thread(target=producer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    for completion in completions:
+        completion.wait()
+    assert [e.seq for e in store.read_entries("queue://q", 1, None, 1000)] == list(range(1, 401))
+
+
+def test_closed_store_refuses_work(store: MessageStore) -> None:
+    store.close()
+    with pytest.raises(IllegalStateException, match="closed"):
+        store.load()
+    with pytest.raises(IllegalStateException, match="closed"):
+        store.submit([AddDestination("queue://q")])
