@@ -254,15 +254,20 @@ class _Generator:
         value = self.value(operand)
         shown = self.literal(literal)
         held = self.variable()
-        kind = "str" if type(literal) is str else "bool"
-        same = f"({value} == {shown})" if kind == "str" else f"({value} is {shown})"
-        true = same
-        false = f"(({held} := {value}) is not None and {held} != {shown})"
+        # Booleans compare by identity: Python's 0 == False must not make an int equal FALSE.
+        kind, equal, unequal = (
+            ("str", "==", "!=") if type(literal) is str else ("bool", "is", "is not")
+        )
         if operator is ComparisonOperator.EQUAL:
-            return true, false
-        differs = f"(type({held} := {value}) is {kind} and {held} != {shown})"
-        equal_or_other = f"(({held} := {value}) is not None and (type({held}) is not {kind} or {held} == {shown}))"
-        return differs, equal_or_other
+            return (
+                f"({value} {equal} {shown})",
+                f"(({held} := {value}) is not None and {held} {unequal} {shown})",
+            )
+        return (
+            f"(type({held} := {value}) is {kind} and {held} {unequal} {shown})",
+            f"(({held} := {value}) is not None"
+            f" and (type({held}) is not {kind} or {held} {equal} {shown}))",
+        )
 
     def plain_numeric(
         self, operator: ComparisonOperator, operand: Expression, literal: JavaValue
