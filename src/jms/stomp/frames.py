@@ -1,0 +1,233 @@
+"""STOMP frames as values, and their exact wire form in each protocol version.
+
+A ``Frame`` is a command, its headers in wire order (repeated names allowed; the first one is
+the header's value, as STOMP 1.2 says) and a body of bytes; ``frame.to_bytes(version)`` writes
+it with the header escaping of that version (none in 1.0 and for CONNECT/STOMP/CONNECTED; ``\\n
+\\c \\\\`` in 1.1, and ``\\r`` too in 1.2) and a ``content-length`` header for every body, and
+refuses (``ValueError``) anything the version cannot represent rather than writing a frame the
+peer would read differently. ``HeartBeat`` is the lone end-of-line between frames. This module
+is pure: it never touches a socket, keeps no state and knows nothing of connections or brokers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import Final
+
+from jms.stomp.errors import StompProtocolError
+
+__all__ = [
+    "BODY_COMMANDS",
+    "CLIENT_COMMANDS",
+    "SERVER_COMMANDS",
+    "SUPPORTED_VERSIONS",
+    "UNESCAPED_COMMANDS",
+    "Frame",
+    "HeartBeat",
+    "Role",
+    "Version",
+    "error_frame",
+    "escape_header",
+    "parse_content_length",
+    "receipt_frame",
+    "unescape_header",
+]
+
+
+class Version(StrEnum):
+    """A STOMP protocol version, spelled as on the wire (``accept-version``, ``version``)."""
+
+    V1_0 = "1.0"
+    V1_1 = "1.1"
+    V1_2 = "1.2"
+
+
+SUPPORTED_VERSIONS: Final = (Version.V1_0, Version.V1_1, Version.V1_2)
+
+
+class Role(Enum):
+    """Which end of a STOMP connection sends a frame."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+CLIENT_COMMANDS: Final = frozenset(
+    {
+        "CONNECT",
+        "STOMP",
+        "SEND",
+        "SUBSCRIBE",
+        "UNSUBSCRIBE",
+        "ACK",
+        "NACK",
+        "BEGIN",
+        "COMMIT",
+        "ABORT",
+        "DISCONNECT",
+    }
+)
+SERVER_COMMANDS: Final = frozenset({"CONNECTED", "MESSAGE", "RECEIPT", "ERROR"})
+# Sent before the version is agreed, so never escaped (STOMP is CONNECT under another name).
+UNESCAPED_COMMANDS: Final = frozenset({"CONNECT", "STOMP", "CONNECTED"})
+# "Only the SEND, MESSAGE, and ERROR frames MAY have a body."
+BODY_COMMANDS: Final = frozenset({"SEND", "MESSAGE", "ERROR"})
+
+_MAX_CONTENT_LENGTH_DIGITS: Final = 18  # past any body size a limit allows; int() stays cheap
+
+
+@dataclass(frozen=True, slots=True)
+class HeartBeat:
+    """One end-of-line received between frames: the peer is alive and had nothing to say."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One STOMP frame: ``command``, ``headers`` as (name, value) pairs in order, ``body``."""
+
+    command: str
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+
+    def header(self, name: str) -> str | None:
+        """The value of header ``name``: its first occurrence, or None when absent."""
+        for header_name, value in self.headers:
+            if header_name == name:
+                return value
+        return None
+
+    def to_bytes(self, version: Version) -> bytes:
+        """The frame on the wire in ``version``, ending with NUL.
+
+        A non-empty body gets a ``content-length`` header unless the frame has one (which must
+        then match the body). Raises ``ValueError`` for an unknown command, a body on a frame
+        that may not have one, or a header the version cannot carry (an empty name; a line feed
+        or, in a name, a colon where nothing is escaped; a value ending in a carriage return
+        where carriage returns are not escaped).
+        """
+        command = self.command
+        if command not in CLIENT_COMMANDS and command not in SERVER_COMMANDS:
+            raise ValueError(f"unknown STOMP command {command!r}")
+        body = self.body
+        if body and command not in BODY_COMMANDS:
+            raise ValueError(f"a {command} frame may not have a body ({len(body)} bytes given)")
+        escaped = version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
+        parts = [command, "\n"]
+        has_content_length = False
+        for name, value in self.headers:
+            if not name:
+                raise ValueError(f"{command} frame has a header with an empty name")
+            if escaped:
+                if version is Version.V1_1 and value.endswith("\r"):
+                    raise ValueError(_unrepresentable(command, name, value, version))
+                parts += (escape_header(name, version), ":", escape_header(value, version), "\n")
+            else:
+                if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
+                    raise ValueError(_unrepresentable(command, name, value, version))
+                parts += (name, ":", value, "\n")
+            if name == "content-length" and not has_content_length:
+                has_content_length = True
+                if parse_content_length(value) != len(body):
+                    raise ValueError(
+                        f"{command} frame says content-length:{value} but its body has {len(body)} bytes"
+                    )
+        if body and not has_content_length:
+            parts += ("content-length:", str(len(body)), "\n")
+        parts.append("\n")
+        try:
+            head = "".join(parts).encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ValueError(f"{command} frame headers are not valid Unicode: {error}") from error
+        return b"".join((head, body, b"\0"))
+
+
+def _unrepresentable(command: str, name: str, value: str, version: Version) -> str:
+    return (
+        f"{command} frame header {name!r}:{value!r} cannot be written in STOMP {version}"
+        f"{' (CONNECT/STOMP/CONNECTED headers are never escaped)' if command in UNESCAPED_COMMANDS else ''}"
+    )
+
+
+_ESCAPES: Final = {
+    Version.V1_1: {"\\": "\\\\", "\n": "\\n", ":": "\\c"},
+    Version.V1_2: {"\\": "\\\\", "\r": "\\r", "\n": "\\n", ":": "\\c"},
+}
+_UNESCAPES: Final = {
+    version: {escape[1]: character for character, escape in table.items()}
+    for version, table in _ESCAPES.items()
+}
+_BACKSLASH: Final = "\\"
+_ESCAPE_SEQUENCE: Final = re.compile(r"\\(.?)", re.DOTALL)
+
+
+def escape_header(text: str, version: Version) -> str:
+    """``text`` with the escapes of ``version`` applied (1.0 has none: ``text`` is returned)."""
+    for character, escape in _ESCAPES.get(version, {}).items():
+        text = text.replace(character, escape)
+    return text
+
+
+def unescape_header(text: str, version: Version) -> str:
+    """The header text an escaped ``text`` stands for in ``version``.
+
+    Raises ``StompProtocolError`` for an escape the version does not define (``\\t``, ``\\r`` in
+    1.1, a lone trailing backslash): STOMP makes those a fatal protocol error.
+    """
+    if "\\" not in text or version is Version.V1_0:
+        return text
+    table = _UNESCAPES[version]
+
+    def replace(match: re.Match[str]) -> str:
+        character = table.get(match.group(1))
+        if character is None:
+            defined = ", ".join(repr(_BACKSLASH + code) for code in table)
+            raise StompProtocolError(
+                f"undefined escape sequence {match.group(0)!r} in {text!r} "
+                f"(STOMP {version} defines {defined})"
+            )
+        return character
+
+    return _ESCAPE_SEQUENCE.sub(replace, text)
+
+
+def parse_content_length(text: str) -> int | None:
+    """The byte count a ``content-length`` value states, or None when it is not one.
+
+    Only ASCII decimal digits are a count (no sign, no spaces); leading zeros are allowed.
+    Absurdly long counts read as larger than any limit rather than costing time to convert.
+    """
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    significant = text.lstrip("0")
+    if len(significant) > _MAX_CONTENT_LENGTH_DIGITS:
+        return 10**_MAX_CONTENT_LENGTH_DIGITS
+    return int(significant or "0")
+
+
+def error_frame(
+    message: str,
+    *,
+    receipt: str | None = None,
+    extra_headers: Iterable[tuple[str, str]] = (),
+) -> Frame:
+    """The ERROR frame that reports ``message`` to the peer.
+
+    Its ``message`` header is ``message`` on one line (line breaks become spaces, so it can be
+    written before any version is agreed); the body is ``message`` in full as UTF-8 text.
+    ``receipt`` (the offending frame's ``receipt`` header) becomes ``receipt-id``.
+    """
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    headers = [("message", " ".join(message.splitlines()))]
+    if receipt is not None:
+        headers.append(("receipt-id", receipt))
+    headers.extend(extra_headers)
+    headers.append(("content-type", "text/plain"))
+    return Frame("ERROR", tuple(headers), message.encode("utf-8"))
+
+
+def receipt_frame(receipt_id: str) -> Frame:
+    """The RECEIPT frame acknowledging the client frame whose ``receipt`` header was ``receipt_id``."""
+    return Frame("RECEIPT", (("receipt-id", receipt_id),))

@@ -1,0 +1,331 @@
+"""The incremental STOMP frame parser: bytes in any chunking, frames and heart-beats out.
+
+``FrameParser(sender)`` reads the frames one peer sends (a server parses ``Role.CLIENT`` frames,
+a client ``Role.SERVER`` frames). ``feed(data)`` buffers the bytes and returns a lazy iterator of
+the ``Frame`` and ``HeartBeat`` events they complete; because it is lazy, a caller that changes
+``parser.version`` while handling a CONNECT or CONNECTED frame has the new escaping apply to the
+very next frame, even one that arrived in the same chunk. It is the boundary where untrusted
+bytes enter: everything STOMP does not allow, and everything past ``FrameLimits``, raises
+``StompProtocolError`` naming what and where (never another exception), memory stays bounded by
+the limits however the peer misbehaves, and after an error the parser stays failed. It never
+touches a socket and knows nothing of connection state beyond the version in force.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Final, NoReturn
+
+from jms.stomp.errors import StompProtocolError
+from jms.stomp.frames import (
+    BODY_COMMANDS,
+    CLIENT_COMMANDS,
+    SERVER_COMMANDS,
+    UNESCAPED_COMMANDS,
+    Frame,
+    HeartBeat,
+    Role,
+    Version,
+    parse_content_length,
+    unescape_header,
+)
+
+__all__ = ["FrameLimits", "FrameParser"]
+
+_LF: Final = 0x0A
+_CR: Final = 0x0D
+_NUL: Final = 0x00
+_LONGEST_COMMAND: Final = max(len(command) for command in CLIENT_COMMANDS | SERVER_COMMANDS)
+_QUOTE_BYTES: Final = 40
+_HEART_BEAT: Final = HeartBeat()
+
+
+@dataclass(frozen=True, slots=True)
+class FrameLimits:
+    """How much one frame may hold before the parser refuses it (STOMP 1.2 "Size Limits").
+
+    ``max_header_line_bytes`` counts one header line without its end-of-line;
+    ``max_header_section_bytes`` counts the command line, every header line and the blank line
+    that ends them, end-of-lines included; ``max_body_bytes`` counts the body without its NUL.
+    """
+
+    max_headers: int = 1000
+    max_header_line_bytes: int = 16 * 1024
+    max_header_section_bytes: int = 64 * 1024
+    max_body_bytes: int = 10 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_headers",
+            "max_header_line_bytes",
+            "max_header_section_bytes",
+            "max_body_bytes",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"FrameLimits.{name} must be a positive int, got {value!r}")
+
+
+class _Expecting(Enum):
+    COMMAND = auto()  # between frames: end-of-lines are heart-beats, anything else a command
+    HEADER_LINE = auto()
+    BODY = auto()
+
+
+class FrameParser:
+    """Parses the frames one peer sends, incrementally. See the module docstring."""
+
+    def __init__(
+        self,
+        sender: Role,
+        limits: FrameLimits = FrameLimits(),
+        version: Version = Version.V1_0,
+    ) -> None:
+        self.sender = sender
+        self.limits = limits
+        # The version whose escaping applies to frames other than CONNECT/STOMP/CONNECTED; set it
+        # when negotiation decides. Before that, headers read verbatim as in STOMP 1.0.
+        self.version = version
+        self._commands = _commands_by_bytes(
+            CLIENT_COMMANDS if sender is Role.CLIENT else SERVER_COMMANDS
+        )
+        self._other_side_commands = SERVER_COMMANDS if sender is Role.CLIENT else CLIENT_COMMANDS
+        self._buffer = bytearray()
+        self._buffer_offset = 0  # stream offset of _buffer[0], for error messages
+        self._scanned = 0  # _buffer[:_scanned] is known to hold no LF (headers) or NUL (body)
+        self._expecting = _Expecting.COMMAND
+        self._error: StompProtocolError | None = None
+        # The frame being read.
+        self._frame_offset = 0
+        self._command = ""
+        self._escaped = False
+        self._headers: list[tuple[str, str]] = []
+        self._header_section_bytes = 0
+        self._content_length: int | None = None
+
+    def feed(self, data: bytes) -> Iterator[Frame | HeartBeat]:
+        """Take ``data`` and iterate over the events it completes, parsing each when asked for.
+
+        Bytes not yet part of a whole frame wait for the next ``feed``. Raises
+        ``StompProtocolError`` (now or while iterating) when the peer broke the protocol.
+        """
+        if self._error is not None:
+            raise self._error
+        self._buffer += data
+        return self._events()
+
+    def _events(self) -> Iterator[Frame | HeartBeat]:
+        while True:
+            if self._error is not None:
+                raise self._error
+            try:
+                event = self._next_event()
+            except StompProtocolError as error:
+                self._error = error
+                raise
+            if event is None:
+                return
+            yield event
+
+    def _next_event(self) -> Frame | HeartBeat | None:
+        if self._expecting is _Expecting.COMMAND:
+            heart_beat_or_none = self._start_frame()
+            if self._expecting is _Expecting.COMMAND:
+                return heart_beat_or_none
+        if self._expecting is _Expecting.HEADER_LINE and not self._read_header_lines():
+            return None
+        return self._read_body()
+
+    def _start_frame(self) -> HeartBeat | None:
+        buffer = self._buffer
+        if not buffer:
+            return None
+        first = buffer[0]
+        if first == _LF:
+            self._consume(1)
+            return _HEART_BEAT
+        if first == _CR:
+            if len(buffer) < 2:
+                return None
+            if buffer[1] == _LF:
+                self._consume(2)
+                return _HEART_BEAT
+            self._fail_at(
+                self._buffer_offset,
+                "a carriage return between frames is not followed by a line feed",
+            )
+        self._expecting = _Expecting.HEADER_LINE
+        self._frame_offset = self._buffer_offset
+        self._command = ""
+        self._headers = []
+        self._header_section_bytes = 0
+        self._scanned = 0
+        return None
+
+    def _read_header_lines(self) -> bool:
+        """Read every whole line buffered; True once the blank line ending the headers is read."""
+        buffer = self._buffer
+        limits = self.limits
+        while True:
+            line_end = buffer.find(b"\n", self._scanned)
+            if line_end < 0:
+                self._scanned = len(buffer)
+                self._check_partial_line(len(buffer))
+                return False
+            line_length = line_end - 1 if line_end and buffer[line_end - 1] == _CR else line_end
+            self._header_section_bytes += line_end + 1
+            if self._header_section_bytes > limits.max_header_section_bytes:
+                self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
+            if not self._command:
+                self._read_command(bytes(buffer[:line_length]))
+            elif line_length == 0:
+                self._consume(line_end + 1)
+                self._end_header_section()
+                return True
+            else:
+                if line_length > limits.max_header_line_bytes:
+                    self._fail(
+                        f"header line {len(self._headers) + 1} is longer than "
+                        f"{limits.max_header_line_bytes} bytes"
+                    )
+                self._read_header(bytes(buffer[:line_length]))
+            self._consume(line_end + 1)
+            self._scanned = 0
+
+    def _check_partial_line(self, pending: int) -> None:
+        limits = self.limits
+        if not self._command:
+            if pending > _LONGEST_COMMAND + 1:
+                self._fail(
+                    f"no STOMP command starts with {_quote(bytes(self._buffer[: _LONGEST_COMMAND + 2]))}"
+                )
+            return
+        if pending > limits.max_header_line_bytes + 1:
+            self._fail(
+                f"header line {len(self._headers) + 1} is longer than {limits.max_header_line_bytes} bytes"
+            )
+        if self._header_section_bytes + pending > limits.max_header_section_bytes:
+            self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
+
+    def _read_command(self, line: bytes) -> None:
+        command = self._commands.get(line)
+        if command is None:
+            text = line.decode("ascii", "replace")
+            if text in self._other_side_commands:
+                self._fail(
+                    f"{text} is a {_opposite(self.sender).value} frame; a {self.sender.value} may not send it"
+                )
+            self._fail(f"unknown command {_quote(line)}")
+        self._command = command
+        self._escaped = self.version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
+
+    def _read_header(self, line: bytes) -> None:
+        number = len(self._headers) + 1
+        if number > self.limits.max_headers:
+            self._fail(f"more than {self.limits.max_headers} headers")
+        colon = line.find(b":")
+        if colon < 0:
+            self._fail(f"header line {number} {_quote(line)} has no colon")
+        if colon == 0:
+            self._fail(f"header line {number} {_quote(line)} has an empty name")
+        if line[-1] == _CR:
+            self._fail(
+                f"header line {number} {_quote(line)} ends with a carriage return before its end-of-line"
+            )
+        try:
+            name = line[:colon].decode("utf-8")
+            value = line[colon + 1 :].decode("utf-8")
+        except UnicodeDecodeError as error:
+            self._fail(
+                f"header line {number} {_quote(line)} is not UTF-8 ({error.reason} at byte {error.start})"
+            )
+        if self._escaped:
+            try:
+                name = unescape_header(name, self.version)
+                value = unescape_header(value, self.version)
+            except StompProtocolError as error:
+                self._fail(f"header line {number}: {error.message}")
+        self._headers.append((name, value))
+
+    def _end_header_section(self) -> None:
+        self._expecting = _Expecting.BODY
+        self._scanned = 0
+        self._content_length = None
+        for name, value in self._headers:
+            if name == "content-length":
+                length = parse_content_length(value)
+                if length is None:
+                    self._fail(f"content-length {value!r} is not a byte count")
+                if length > self.limits.max_body_bytes:
+                    self._fail(
+                        f"content-length {length} exceeds the {self.limits.max_body_bytes}-byte body limit"
+                    )
+                if length and self._command not in BODY_COMMANDS:
+                    self._fail(
+                        f"a {self._command} frame may not have a body (content-length {length})"
+                    )
+                self._content_length = length
+                return
+
+    def _read_body(self) -> Frame | None:
+        buffer = self._buffer
+        length = self._content_length
+        if length is not None:
+            if len(buffer) <= length:
+                return None
+            if buffer[length] != _NUL:
+                self._fail(
+                    f"the {length}-byte body content-length announced is followed by "
+                    f"{_quote(bytes(buffer[length : length + 1]))}, not NUL"
+                )
+            end = length
+        elif self._command not in BODY_COMMANDS:
+            if not buffer:
+                return None
+            if buffer[0] != _NUL:
+                self._fail(
+                    f"a {self._command} frame may not have a body; expected NUL after its headers"
+                )
+            end = 0
+        else:
+            end = buffer.find(b"\0", self._scanned)
+            if end < 0:
+                self._scanned = len(buffer)
+                if len(buffer) > self.limits.max_body_bytes:
+                    self._fail(f"the body exceeds {self.limits.max_body_bytes} bytes without a NUL")
+                return None
+            if end > self.limits.max_body_bytes:
+                self._fail(f"the body exceeds {self.limits.max_body_bytes} bytes")
+        frame = Frame(self._command, tuple(self._headers), bytes(buffer[:end]))
+        self._consume(end + 1)
+        self._expecting = _Expecting.COMMAND
+        self._headers = []
+        return frame
+
+    def _consume(self, count: int) -> None:
+        del self._buffer[:count]
+        self._buffer_offset += count
+
+    def _fail(self, what: str) -> NoReturn:
+        where = f"{self._command} frame" if self._command else "frame"
+        raise StompProtocolError(f"{where} at byte {self._frame_offset}: {what}")
+
+    def _fail_at(self, offset: int, what: str) -> NoReturn:
+        raise StompProtocolError(f"at byte {offset}: {what}")
+
+
+def _commands_by_bytes(commands: frozenset[str]) -> dict[bytes, str]:
+    return {command.encode("ascii"): command for command in commands}
+
+
+def _opposite(role: Role) -> Role:
+    return Role.SERVER if role is Role.CLIENT else Role.CLIENT
+
+
+def _quote(data: bytes) -> str:
+    """``data`` for an error message: its repr, cut short when long."""
+    if len(data) <= _QUOTE_BYTES:
+        return repr(data)
+    return f"{data[:_QUOTE_BYTES]!r}... ({len(data)} bytes)"
