@@ -210,22 +210,74 @@ def java_type_name(value: object) -> str:
 # To String: Boolean.toString, Integer.toString, Float.toString, Double.toString
 
 
-def _shortest_digits(value: float, significant_max: int, is_float32: bool) -> tuple[str, int]:
-    """Shortest decimal digits ``d1d2…dn`` and exponent ``e`` with value ≈ 0.d1…dn × 10^e that read
-    back as the same double (or float32)."""
+def _float32_neighbour(value: float, up: bool) -> float:
+    """The float next to a positive float ``value`` (up from Float.MAX_VALUE is Infinity)."""
+    bits = struct.unpack(">I", _pack_f(value))[0]
+    return _unpack_f(struct.pack(">I", bits + (1 if up else -1)))[0]
+
+
+def _rounding_interval(value: float, is_float32: bool) -> tuple[Fraction, Fraction, bool]:
+    """``(low, high, closed)``: the decimals that round to the positive finite ``value`` are those
+    between the midpoints to its neighbours, the midpoints included when ``closed`` (ties go to
+    the even value)."""
+    if is_float32:
+        below, above = _float32_neighbour(value, False), _float32_neighbour(value, True)
+        even = struct.unpack(">I", _pack_f(value))[0] % 2 == 0
+        top = Fraction(2**128)  # where the float after Float.MAX_VALUE would be
+    else:
+        below, above = math.nextafter(value, 0.0), math.nextafter(value, math.inf)
+        even = struct.unpack(">Q", struct.pack(">d", value))[0] % 2 == 0
+        top = Fraction(2**1024)
+    exact = Fraction(value)
+    above_exact = top if math.isinf(above) else Fraction(above)
+    return (exact + Fraction(below)) / 2, (exact + above_exact) / 2, even
+
+
+def _java_decimal(value: float, is_float32: bool) -> tuple[str, int]:
+    """The decimal JDK 19+ ``Float/Double.toString`` prints for a positive finite ``value``: its
+    digits ``d1…dn`` and the exponent ``e`` with the decimal = 0.d1…dn × 10^e.
+
+    The javadoc's rule: of the decimals that round to ``value``, take those of the minimal length
+    m (of length 1 or 2 when m = 1) and of these the closest to ``value``, the even one on a tie.
+    """
     if not is_float32:
-        # repr is the shortest round-tripping form for a double (and the closest such).
-        _, digits, exponent = Decimal(repr(value)).as_tuple()
-        text = "".join(map(str, digits)).rstrip("0") or "0"
+        # repr is the shortest round-tripping decimal, and the closest such. When it has one
+        # digit a two-digit decimal can be closer, but only where doubles are sparser than
+        # two-digit decimals: among the subnormals (Double.MIN_VALUE is 4.9E-324, not 5.0E-324).
+        _, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
         assert isinstance(exponent, int)
-        return text, exponent + len(digits)
-    for precision in range(1, significant_max + 1):
-        candidate = f"{value:.{precision - 1}e}"
-        if round_to_float32(float(candidate)) == value:
-            mantissa, exp = candidate.split("e")
-            text = mantissa.replace(".", "").replace("-", "").rstrip("0") or "0"
-            return text, int(exp) + 1
-    raise AssertionError(f"no round-tripping decimal form for float {value!r}")
+        digits = "".join(map(str, digit_tuple)).rstrip("0")
+        if len(digits) > 1 or value >= 2.2250738585072014e-308:
+            return digits, exponent + len(digit_tuple)
+    # Exactly, by the rule: for floats the closest decimal of a length may round to a neighbour
+    # while another of that length does not (below a power of two the interval is half as wide),
+    # and decimal -> double -> float rounds twice.
+    low, high, closed = _rounding_interval(value, is_float32)
+    exact = Fraction(value)
+    decade = math.floor(math.log10(value))
+    if Fraction(10) ** decade > exact:
+        decade -= 1
+    elif Fraction(10) ** (decade + 1) <= exact:
+        decade += 1
+
+    def rounding_to_value(length: int) -> list[Fraction]:
+        # Of the decimals with `length` significant digits, the two around `value` are the
+        # closest on each side; if neither rounds to `value`, none of that length does.
+        step = Fraction(10) ** (decade + 1 - length)
+        floor = exact // step
+        candidates = {floor * step, (floor + 1) * step}
+        return [d for d in candidates if low < d < high or (closed and d in (low, high))]
+
+    length = 1
+    while not (found := rounding_to_value(length)):
+        length += 1
+    if length == 1:
+        length, found = 2, rounding_to_value(2)
+    step = Fraction(10) ** (decade + 1 - length)
+    chosen = min(found, key=lambda d: (abs(d - exact), (d / step) % 2))
+    significand = int(chosen / step)
+    digits = str(significand).rstrip("0")
+    return digits, decade + 1 + (len(str(significand)) - length)
 
 
 def _java_floating_string(value: float, is_float32: bool) -> str:
@@ -236,7 +288,7 @@ def _java_floating_string(value: float, is_float32: bool) -> str:
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
-    digits, point = _shortest_digits(abs(value), 9 if is_float32 else 17, is_float32)
+    digits, point = _java_decimal(abs(value), is_float32)
     magnitude = abs(value)
     if 1e-3 <= magnitude < 1e7:
         if point <= 0:
@@ -266,19 +318,29 @@ def to_java_string(value: object) -> str:
 # ---------------------------------------------------------------------------------------------
 # From String: Boolean.valueOf, Byte/Short/Integer/Long.valueOf, Float/Double.valueOf
 
-# Character.digit(c, 10) accepts every Unicode decimal digit (category Nd), as does \d here.
+# Character.digit(c, 10) accepts every Unicode decimal digit (category Nd), as does \d here, but
+# Java sees a digit outside the BMP as two surrogate chars, which are not digits.
 _INTEGER_TEXT = re.compile(r"[+-]?\d+")
 
 
 def _parse_integer(text: object, java_name: str, bounds: tuple[int, int]) -> int:
     if text is None:
         raise ValueError(f"cannot read null as a Java {java_name} (NumberFormatException: null)")
-    if not isinstance(text, str) or not _INTEGER_TEXT.fullmatch(text):
+    if (
+        not isinstance(text, str)
+        or not _INTEGER_TEXT.fullmatch(text)
+        or (not text.isascii() and max(text) > "\uffff")
+    ):
         raise ValueError(f"{text!r} is not a valid Java {java_name} (NumberFormatException)")
-    value = int(text)
-    if not bounds[0] <= value <= bounds[1]:
+    sign = text[0] if text[0] in "+-" else ""
+    digits = text[len(sign) :]
+    if not digits.isascii():
+        digits = "".join(str(unicodedata.decimal(digit)) for digit in digits)
+    # Leading zeros are free in Java; Python's int() counts them against its 4300-digit limit.
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > 20 or not bounds[0] <= (value := int(sign + digits)) <= bounds[1]:
         raise ValueError(
-            f"{text!r} is out of range for a Java {java_name} ({bounds[0]}..{bounds[1]})"
+            f"{text[:40]!r} is out of range for a Java {java_name} ({bounds[0]}..{bounds[1]})"
         )
     return value
 
@@ -309,10 +371,13 @@ def parse_boolean(text: str | None) -> bool:
 
 
 # Java's FloatingDecimal grammar: ASCII digits only, optional type suffix, hex floats need 'p'.
-_DECIMAL_FLOAT_TEXT = re.compile(
+# The lookaheads ask for a digit before or after the point.
+_FLOATING_TEXT = re.compile(
     r"(?P<sign>[+-]?)(?:(?P<special>NaN|Infinity)"
-    r"|(?P<number>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)[fFdD]?"
-    r"|(?P<hex>0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?)",
+    r"|(?P<number>(?=\.?[0-9])(?P<whole>[0-9]*)(?:\.(?P<fraction>[0-9]*))?"
+    r"(?:[eE](?P<exponent>[+-]?[0-9]+))?)[fFdD]?"
+    r"|(?P<hex>0[xX](?=\.?[0-9a-fA-F])(?P<hex_whole>[0-9a-fA-F]*)(?:\.(?P<hex_fraction>[0-9a-fA-F]*))?"
+    r"[pP](?P<hex_exponent>[+-]?[0-9]+))[fFdD]?)",
     re.ASCII,
 )
 
@@ -327,58 +392,75 @@ def _java_trim(text: str) -> str:
     return text[start:end]
 
 
-def _parse_floating(text: object, java_name: str) -> tuple[float, Fraction | None]:
-    """The nearest double to ``text``, and its exact rational value when it was decimal."""
+def _floating_match(text: object, java_name: str) -> re.Match[str]:
     if text is None:
         raise ValueError(f"cannot read null as a Java {java_name} (NullPointerException)")
-    if not isinstance(text, str):
-        raise ValueError(f"{text!r} is not a valid Java {java_name} (NumberFormatException)")
-    match = _DECIMAL_FLOAT_TEXT.fullmatch(_java_trim(text))
+    match = _FLOATING_TEXT.fullmatch(_java_trim(text)) if isinstance(text, str) else None
     if match is None:
-        raise ValueError(f"{text!r} is not a valid Java {java_name} (NumberFormatException)")
-    negative = match["sign"] == "-"
-    if match["special"] == "NaN":
-        return math.nan, None
-    if match["special"] == "Infinity":
-        return (-math.inf if negative else math.inf), None
-    if match["hex"] is not None:
-        value = float.fromhex(match["hex"])
-        return (-value if negative else value), Fraction(value)
-    exact = Fraction(Decimal(match["number"]))
-    value = float(Decimal(match["number"]))
-    if negative:
-        return -value, -exact
-    return value, exact
+        raise ValueError(f"{text!r:.60} is not a valid Java {java_name} (NumberFormatException)")
+    return match
+
+
+def _nearest_double(match: re.Match[str]) -> float:
+    """The double nearest to the matched text. Python's ``float()`` and ``float.fromhex`` round
+    correctly and in time for any exponent (``1e-99999999`` is 0.0 at once)."""
+    if match["special"] is not None:
+        value = math.nan if match["special"] == "NaN" else math.inf
+    elif match["number"] is not None:
+        value = float(match["number"])
+    else:
+        try:
+            value = float.fromhex(match["hex"])
+        except OverflowError:
+            value = math.inf
+    return -value if match["sign"] == "-" else value
+
+
+def _exact_magnitude(match: re.Match[str]) -> Fraction:
+    """The exact value of the matched number (sign dropped), kept to 200 significant digits plus
+    a sticky digit: more cannot change how it compares with a float midpoint (≤ 115 digits). Only
+    asked for numbers whose nearest double is in float range, so the exponent is small."""
+    if match["number"] is not None:
+        whole, fraction = match["whole"], match["fraction"] or ""
+        digits = (whole + fraction).lstrip("0")
+        exponent = int(match["exponent"] or 0) - len(fraction)
+        if len(digits) > 200:
+            sticky = "1" if digits[200:].strip("0") else "0"
+            exponent += len(digits) - 201
+            digits = digits[:200] + sticky
+        return Fraction(int(digits or "0")) * Fraction(10) ** exponent
+    whole, fraction = match["hex_whole"], match["hex_fraction"] or ""
+    exponent = int(match["hex_exponent"]) - 4 * len(fraction)
+    return Fraction(int(whole + fraction, 16)) * Fraction(2) ** exponent
 
 
 def parse_double(text: str | None) -> Double:
     """``Double.valueOf(text)``: trims, accepts ``1e3``, ``1.5d``, ``NaN``, ``Infinity``, hex."""
-    return Double(_parse_floating(text, "double")[0])
+    return Double(_nearest_double(_floating_match(text, "double")))
 
 
 def parse_float(text: str | None) -> Float:
-    """``Float.valueOf(text)``, rounded once from the exact decimal value to the nearest float."""
-    nearest_double, exact = _parse_floating(text, "float")
-    rounded = round_to_float32(nearest_double)
-    if exact is not None and not math.isinf(rounded) and rounded != nearest_double:
-        # Rounding decimal→double→float can differ from decimal→float only when the double lands
-        # exactly halfway between two floats; settle such ties against the exact value.
-        low, high = sorted((rounded, _next_float32_towards(rounded, nearest_double)))
-        midpoint = (Fraction(low) + Fraction(high)) / 2
-        if Fraction(nearest_double) == midpoint and exact != midpoint:
-            rounded = high if exact > midpoint else low
-    if math.isinf(rounded) and not math.isinf(nearest_double):
-        return Float(math.copysign(math.inf, nearest_double))
-    return Float(rounded)
-
-
-def _next_float32_towards(value: float, target: float) -> float:
-    bits = struct.unpack(">i", _pack_f(value))[0]
-    # Stepping the bit pattern by one moves to the adjacent float, away from or towards zero.
-    step = 1 if (target > value) == (value >= 0) else -1
-    if value == 0.0:
-        return math.copysign(1.401298464324817e-45, target)
-    return _unpack_f(struct.pack(">i", bits + step))[0]
+    """``Float.valueOf(text)``, rounded once from the exact value to the nearest float."""
+    match = _floating_match(text, "float")
+    nearest = _nearest_double(match)
+    magnitude = abs(nearest)
+    if math.isnan(nearest) or math.isinf(nearest) or magnitude == 0.0:
+        return Float(nearest)
+    rounded = round_to_float32(magnitude)  # ties to even; Infinity past Float.MAX_VALUE
+    if rounded != magnitude:
+        # Text -> double -> float can differ from text -> float only when the double lands
+        # exactly halfway between two floats; then the exact value settles the tie.
+        if rounded < magnitude:
+            low, high = rounded, _float32_neighbour(rounded, True)
+        else:
+            low, high = _float32_neighbour(rounded, False), rounded
+        high_exact = Fraction(2**128) if math.isinf(high) else Fraction(high)
+        midpoint = (Fraction(low) + high_exact) / 2
+        if Fraction(magnitude) == midpoint:
+            exact = _exact_magnitude(match)
+            if exact != midpoint:
+                rounded = high if exact > midpoint else low
+    return Float(math.copysign(rounded, nearest))
 
 
 # ---------------------------------------------------------------------------------------------
