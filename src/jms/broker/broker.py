@@ -1,0 +1,1217 @@
+"""``Broker``: the JMS provider's core — destinations, subscriptions, dispatch, acknowledgements,
+transactions, priority, expiry, delivery delay, redelivery with dead letters, groups, flow control.
+
+Concurrency: one lock, no threads of its own but a timer. Every public method takes the broker's
+single lock, does a short piece of bookkeeping (dict and heap operations, selector evaluation, one
+message copy per delivery), hands new deliveries to the consumers' sinks, submits one store batch,
+and releases the lock; waiting for the store's durability happens after the lock is released.
+Python runs one thread at a time anyway, so finer locks would buy contention bugs, not speed; one
+lock makes every invariant (an entry is ready, scheduled, in flight to exactly one consumer, or
+gone; credit sums match) hold between calls. The same core therefore serves threads (the
+in-process transport) and an asyncio server (a STOMP front end calls these methods from its loop
+or an executor; its sinks schedule frame writes). Sinks run under the lock, so they must return
+at once and must never call back into the broker. Time-driven work (delivery delay, redelivery
+delay, expiry) runs on one ``DeadlineTimer`` thread per broker.
+
+The broker never opens sockets, never blocks on a consumer, and never holds messages the store
+should own beyond the in-memory index (the store decides durability).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from urllib.parse import quote
+
+from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
+from jms.broker.delivery import BrowsePage, Delivery
+from jms.broker.destination import QueueDestination, TopicDestination
+from jms.broker.message_queue import Entry, EntryState, MessageQueue
+from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
+from jms.broker.stats import QueueStats
+from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
+from jms.broker.timer import DeadlineTimer
+from jms.broker.transaction import Transaction
+from jms.errors import (
+    IllegalStateException,
+    InvalidClientIDException,
+    InvalidDestinationException,
+    JMSException,
+    JMSSecurityException,
+    ResourceAllocationException,
+    TransactionRolledBackException,
+)
+from jms.message import (
+    DeliveryMode,
+    Destination,
+    Message,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+)
+from jms.selector import Selector
+from jms.store import (
+    DONE,
+    AddDestination,
+    AppendMessage,
+    Completion,
+    DeleteSubscription,
+    MemoryStore,
+    MessageStore,
+    RemoveEntry,
+    SaveSubscription,
+    SetDeliveryCount,
+    StoreOperation,
+)
+from jms.types import Int
+
+__all__ = [
+    "DEAD_LETTER_REASON",
+    "DEFAULT_BROWSE_PAGE",
+    "ORIGINAL_DESTINATION",
+    "Broker",
+    "wall_clock_ms",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Messages per browse page unless asked otherwise.
+DEFAULT_BROWSE_PAGE = 500
+
+# Entries read from the store per call while recovering.
+_RECOVERY_PAGE = 1000
+
+#: Name of the provider property holding where a dead-lettered or expired message was sent.
+ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
+#: Name of the provider property saying why a message was moved to a dead-letter/expiry queue.
+DEAD_LETTER_REASON = "JMS_jms_DeadLetterReason"
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch: the unit of JMSTimestamp, JMSExpiration, JMSDeliveryTime."""
+    return time.time_ns() // 1_000_000
+
+
+class _Connection:
+    __slots__ = ("client_id", "consumers", "id", "on_close", "temporaries", "transactions", "user")
+
+    def __init__(
+        self,
+        connection_id: int,
+        user: str | None,
+        on_close: Callable[[JMSException], None] | None,
+    ) -> None:
+        self.id = connection_id
+        self.user = user
+        self.on_close = on_close
+        self.client_id: str | None = None
+        self.consumers: set[int] = set()
+        self.transactions: set[int] = set()
+        self.temporaries: set[str] = set()
+
+
+class _Work:
+    """What one broker call decided: store operations, deliveries, queues to re-select or watch."""
+
+    __slots__ = ("deliveries", "now", "operations", "reselect", "watch")
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+        self.operations: list[StoreOperation] = []
+        self.deliveries: list[tuple[MessageQueue, Entry]] = []
+        self.reselect: set[MessageQueue] = set()
+        self.watch: set[MessageQueue] = set()
+
+
+class Broker:
+    """A thread-safe in-process JMS broker over a ``MessageStore`` (see the module docstring).
+
+    ``authenticator(user, password) -> bool`` decides who may connect (everyone when None);
+    ``clock`` gives the time in epoch milliseconds.
+    """
+
+    def __init__(
+        self,
+        store: MessageStore | None = None,
+        *,
+        name: str = "broker",
+        default_policy: DestinationPolicy | None = None,
+        authenticator: Callable[[str | None, str | None], bool] | None = None,
+        clock: Callable[[], int] = wall_clock_ms,
+    ) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self._store = store if store is not None else MemoryStore()
+        self._policies = PolicyMap(default_policy)
+        self._authenticator = authenticator
+        self._clock = clock
+        self._instance = uuid.uuid4().hex[:12]
+        self._ids = itertools.count(1)
+        self._tags = itertools.count(1)
+        self._temporary_ids = itertools.count(1)
+        self._wakeup_order = itertools.count()
+        self._connections: dict[int, _Connection] = {}
+        self._client_ids: dict[str, int] = {}
+        self._queues: dict[str, QueueDestination] = {}
+        self._topics: dict[str, TopicDestination] = {}
+        self._durable: dict[tuple[str | None, str], Subscription] = {}
+        self._shared: dict[tuple[str | None, str], Subscription] = {}
+        self._consumers: dict[int, Consumer] = {}
+        self._in_flight: dict[int, tuple[Entry, MessageQueue]] = {}
+        self._transactions: dict[int, Transaction] = {}
+        self._wakeups: list[tuple[int, int, MessageQueue]] = []
+        self._timer = DeadlineTimer(f"jms-broker-timer[{name}]", self._on_deadline, clock)
+        self._closed = False
+        self._recover()
+
+    def __repr__(self) -> str:
+        return f"<Broker {self.name!r} connections={len(self._connections)}>"
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def set_policy(self, pattern: str, policy: DestinationPolicy) -> None:
+        """Apply ``policy`` to destinations matching ``pattern`` (see ``PolicyMap.set``), now and
+        for destinations created later."""
+        with self._lock:
+            self._policies.set(pattern, policy)
+            for state in [*self._queues.values(), *self._topics.values()]:
+                state.policy = self._policies.for_destination(state.text)
+
+    def policy_for(self, destination: Destination) -> DestinationPolicy:
+        with self._lock:
+            return self._policies.for_destination(str(destination))
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def connect(
+        self,
+        user: str | None = None,
+        password: str | None = None,
+        *,
+        client_id: str | None = None,
+        on_close: Callable[[JMSException], None] | None = None,
+    ) -> int:
+        """Open a connection and return its id. ``on_close`` is called (without the lock) if the
+        broker closes the connection itself, e.g. when the broker shuts down."""
+        if self._authenticator is not None and not self._authenticator(user, password):
+            raise JMSSecurityException(
+                f"broker {self.name!r} refused user {user!r}: wrong user name or password"
+            )
+        with self._lock:
+            self._check_open()
+            connection = _Connection(next(self._ids), user, on_close)
+            if client_id is not None:
+                self._claim_client_id(connection, client_id)
+            self._connections[connection.id] = connection
+            return connection.id
+
+    def set_client_id(self, connection_id: int, client_id: str) -> None:
+        with self._lock:
+            connection = self._connection(connection_id)
+            if connection.client_id is not None:
+                raise IllegalStateException(
+                    f"this connection already has client ID {connection.client_id!r}"
+                )
+            self._claim_client_id(connection, client_id)
+
+    def disconnect(self, connection_id: int) -> None:
+        """Close a connection: its consumers go, its transactions roll back, its unacknowledged
+        messages are redelivered and its temporary destinations are deleted. Idempotent."""
+        with self._lock:
+            connection = self._connections.pop(connection_id, None)
+            if connection is None:
+                return
+            work = _Work(self._clock())
+            self._drop_connection(connection, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    # -- temporary destinations ----------------------------------------------------------------
+
+    def create_temporary_queue(self, connection_id: int) -> TemporaryQueue:
+        with self._lock:
+            connection = self._connection(connection_id)
+            queue = TemporaryQueue(self._temporary_name())
+            self._queues[str(queue)] = QueueDestination(
+                queue, self._policies.for_destination(str(queue)), connection.id
+            )
+            connection.temporaries.add(str(queue))
+            return queue
+
+    def create_temporary_topic(self, connection_id: int) -> TemporaryTopic:
+        with self._lock:
+            connection = self._connection(connection_id)
+            topic = TemporaryTopic(self._temporary_name())
+            self._topics[str(topic)] = TopicDestination(
+                topic, self._policies.for_destination(str(topic)), connection.id
+            )
+            connection.temporaries.add(str(topic))
+            return topic
+
+    def delete_temporary_destination(self, connection_id: int, destination: Destination) -> None:
+        with self._lock:
+            connection = self._connection(connection_id)
+            text = str(destination)
+            state = self._queues.get(text) or self._topics.get(text)
+            if state is None or not state.temporary:
+                raise InvalidDestinationException(
+                    f"{text} is not a temporary destination of broker {self.name!r} "
+                    "(already deleted, or its connection closed)"
+                )
+            if state.owner_connection_id != connection.id:
+                raise InvalidDestinationException(
+                    f"{text} can only be deleted by the connection that created it"
+                )
+            if isinstance(state, QueueDestination):
+                users = len(state.queue.consumers)
+            else:
+                users = sum(len(s.queue.consumers) for s in state.subscriptions)
+            if users:
+                raise IllegalStateException(
+                    f"cannot delete {text}: {users} consumer(s) still use it; close them first"
+                )
+            self._delete_temporary(connection, text)
+
+    # -- producing -----------------------------------------------------------------------------
+
+    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
+        """Route a stamped message to its ``JMSDestination`` (or hold it in a transaction).
+
+        The broker keeps ``message`` itself: the caller must not change it afterwards.
+        """
+        with self._lock:
+            connection = self._connection(connection_id)
+            target = self._target_for_send(message)
+            if transaction_id is not None:
+                self._transaction(connection, transaction_id).sends.append(message)
+                return
+            work = _Work(self._clock())
+            queues = self._targets(target, message, connection)
+            self._check_room([(target, queues)])
+            self._append(target, message, queues, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    # -- transactions --------------------------------------------------------------------------
+
+    def begin(self, connection_id: int) -> int:
+        """Open a transaction on this connection and return its id."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            transaction = Transaction(next(self._ids), connection.id)
+            self._transactions[transaction.id] = transaction
+            connection.transactions.add(transaction.id)
+            return transaction.id
+
+    def commit(self, connection_id: int, transaction_id: int) -> None:
+        """Apply a transaction's sends and acknowledgements as one unit, or roll it back and raise
+        ``TransactionRolledBackException`` saying why."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            transaction = self._take_transaction(connection, transaction_id)
+            work = _Work(self._clock())
+            acknowledged = list(dict.fromkeys(transaction.acknowledged))
+            failure: TransactionRolledBackException | None = None
+            try:
+                plan = []
+                for message in transaction.sends:
+                    target = self._target_for_send(message)
+                    plan.append((target, message, self._targets(target, message, connection)))
+                self._check_room([(target, queues) for target, _, queues in plan])
+                lost = [tag for tag in acknowledged if not self._held_by(connection, tag)]
+                if lost:
+                    raise IllegalStateException(
+                        f"deliveries {lost} are no longer held by this connection"
+                    )
+            except JMSException as error:
+                self._fail_deliveries(connection, acknowledged, work)
+                failure = TransactionRolledBackException(
+                    f"transaction {transaction.id} was rolled back instead of committed: "
+                    f"{error.reason}",
+                    linked_exception=error,
+                )
+            else:
+                for target, message, queues in plan:
+                    self._append(target, message, queues, work)
+                for tag in acknowledged:
+                    self._acknowledge(connection, tag, work)
+            completion = self._finish(work)
+        completion.wait()
+        if failure is not None:
+            raise failure
+
+    def rollback(self, connection_id: int, transaction_id: int) -> None:
+        """Discard a transaction's sends; redeliver the messages it acknowledged."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            transaction = self._take_transaction(connection, transaction_id)
+            work = _Work(self._clock())
+            self._fail_deliveries(connection, dict.fromkeys(transaction.acknowledged), work)
+            completion = self._finish(work)
+        completion.wait()
+
+    # -- consuming -----------------------------------------------------------------------------
+
+    def add_consumer(self, connection_id: int, spec: ConsumerSpec, sink: DeliverySink) -> int:
+        """Attach a consumer and return its id. Deliveries may reach ``sink`` before this returns."""
+        selector = Selector(spec.selector_text) if spec.selector_text else None
+        with self._lock:
+            connection = self._connection(connection_id)
+            work = _Work(self._clock())
+            consumer_id = next(self._ids)
+            destination = spec.destination
+            subscription: Subscription | None = None
+            if isinstance(destination, Queue):
+                queue = self._queue_for_consumer(connection, destination).queue
+            else:
+                assert isinstance(destination, Topic)
+                topic = self._topic_for_consumer(connection, destination)
+                subscription = self._subscription_for(connection, topic, spec, consumer_id, work)
+                queue = subscription.queue
+                selector = None  # the subscription filters on fan-out
+            consumer = Consumer(
+                consumer_id, connection.id, spec, selector, sink, queue, subscription
+            )
+            self._consumers[consumer_id] = consumer
+            connection.consumers.add(consumer_id)
+            if subscription is not None:
+                subscription.consumers += 1
+            queue.attach(consumer)
+            work.reselect.add(queue)
+            completion = self._finish(work)
+        completion.wait()
+        return consumer_id
+
+    def remove_consumer(self, connection_id: int, consumer_id: int) -> None:
+        """Detach a consumer. Its in-flight messages stay acknowledgeable by its connection."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            consumer = self._consumers.get(consumer_id)
+            if consumer is None or consumer.connection_id != connection.id:
+                return
+            work = _Work(self._clock())
+            self._remove_consumer(connection, consumer, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    def credit(self, connection_id: int, consumer_id: int, count: int) -> None:
+        """Allow ``count`` more deliveries to a consumer (its application took that many)."""
+        with self._lock:
+            self._connection(connection_id)
+            consumer = self._consumers.get(consumer_id)
+            if consumer is None or consumer.connection_id != connection_id:
+                return
+            work = _Work(self._clock())
+            consumer.queue.add_credit(consumer, count)
+            work.reselect.add(consumer.queue)
+            completion = self._finish(work)
+        completion.wait()
+
+    def acknowledge(
+        self, connection_id: int, tags: Iterable[int], transaction_id: int | None = None
+    ) -> None:
+        """Consume delivered messages for good (in a transaction: at its commit).
+
+        Tags this connection does not hold (already acknowledged or requeued) are ignored, so a
+        repeated acknowledgement is harmless.
+        """
+        with self._lock:
+            connection = self._connection(connection_id)
+            if transaction_id is not None:
+                self._transaction(connection, transaction_id).acknowledged.extend(tags)
+                return
+            work = _Work(self._clock())
+            for tag in tags:
+                self._acknowledge(connection, tag, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    def requeue(
+        self,
+        connection_id: int,
+        delivered: Iterable[int] = (),
+        undelivered: Iterable[int] = (),
+    ) -> None:
+        """Take messages back from a consumer.
+
+        ``delivered`` ones reached the application and were not acknowledged (recover, rollback,
+        session close, a failing listener): that is a failed delivery — they come back with
+        ``JMSRedelivered``, the next ``JMSXDeliveryCount``, after the policy's redelivery delay,
+        or go to the dead-letter queue past the limit. ``undelivered`` ones never left the
+        client's prefetch buffer: they come back unchanged, and the consumer gets its credit back.
+        """
+        with self._lock:
+            connection = self._connection(connection_id)
+            work = _Work(self._clock())
+            for tag in undelivered:
+                self._return_undelivered(connection, tag, work)
+            self._fail_deliveries(connection, delivered, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    def unsubscribe(self, connection_id: int, name: str) -> None:
+        """Delete the durable subscription ``name`` of this connection's client ID."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            subscription = self._durable.get((connection.client_id, name))
+            if subscription is None:
+                client = (
+                    f"client ID {connection.client_id!r}"
+                    if connection.client_id is not None
+                    else "no client ID"
+                )
+                raise InvalidDestinationException(
+                    f"there is no durable subscription named {name!r} for {client} on broker "
+                    f"{self.name!r}"
+                )
+            if subscription.consumers:
+                raise IllegalStateException(
+                    f"cannot unsubscribe {subscription.describe()}: it has an active consumer"
+                )
+            if subscription.queue.in_flight:
+                raise IllegalStateException(
+                    f"cannot unsubscribe {subscription.describe()}: "
+                    f"{subscription.queue.in_flight} of its messages are delivered but not "
+                    "acknowledged (or part of an uncommitted transaction)"
+                )
+            work = _Work(self._clock())
+            self._delete_subscription(subscription, work)
+            completion = self._finish(work)
+        completion.wait()
+
+    # -- reading without consuming -------------------------------------------------------------
+
+    def browse(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        selector: str | None = None,
+        start_seq: int = 1,
+        end_seq: int | None = None,
+        limit: int = DEFAULT_BROWSE_PAGE,
+    ) -> BrowsePage:
+        """The messages a queue or durable subscription holds (in flight included, not yet due
+        or expired excluded), matching ``selector``, with ``start_seq <= seq <= end_seq``, in
+        sequence order, at most ``limit`` of them. Nothing is consumed."""
+        compiled = Selector(selector) if selector else None
+        if type(limit) is not int or limit < 1:
+            raise ValueError(f"limit must be an int of at least 1; got {limit!r}")
+        with self._lock:
+            connection = self._connection(connection_id)
+            queue = self._browse_source(connection, source)
+            if queue is None:
+                return BrowsePage((), None)
+            entries = queue.browse(self._clock(), start_seq, end_seq, limit, compiled)
+            messages = tuple((entry.seq, self._browse_copy(entry)) for entry in entries)
+        next_seq = entries[-1].seq + 1 if len(entries) == limit else None
+        return BrowsePage(messages, next_seq)
+
+    def acknowledge_through(
+        self, connection_id: int, source: Queue | SubscriptionName, seq: int
+    ) -> int:
+        """Consume every message of a queue or durable subscription with a sequence number up to
+        ``seq`` that is not in flight to a consumer (a range reader's cursor commit); return how
+        many were consumed."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            queue = self._browse_source(connection, source)
+            if queue is None:
+                return 0
+            work = _Work(self._clock())
+            entries = queue.entries_through(seq)
+            for entry in entries:
+                queue.remove(entry)
+                queue.acknowledged += 1
+                if entry.stored:
+                    assert queue.store_key is not None
+                    work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+            completion = self._finish(work)
+        completion.wait()
+        return len(entries)
+
+    def last_sequence(self, destination: Destination) -> int:
+        """The sequence number of the last message sent to ``destination`` (0 if none)."""
+        with self._lock:
+            text = str(destination)
+            state = self._queues.get(text) or self._topics.get(text)
+            return state.last_seq if state is not None else 0
+
+    def stats(self) -> list[QueueStats]:
+        """A snapshot of every queue and topic subscription."""
+        with self._lock:
+            queues = [state.queue for state in self._queues.values()]
+            queues += [sub.queue for t in self._topics.values() for sub in t.subscriptions]
+            return [
+                QueueStats(
+                    name=q.name,
+                    destination=str(q.destination),
+                    depth=len(q.entries),
+                    in_flight=q.in_flight,
+                    consumers=len(q.consumers),
+                    enqueued=q.enqueued,
+                    acknowledged=q.acknowledged,
+                    expired=q.expired,
+                    dead_lettered=q.dead_lettered,
+                )
+                for q in queues
+            ]
+
+    # -- shutdown ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every connection (calling their ``on_close``), stop the timer, close the store."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            work = _Work(self._clock())
+            closed = list(self._connections.values())
+            self._connections.clear()
+            for connection in closed:
+                self._drop_connection(connection, work)
+            completion = self._finish(work)
+        self._timer.close()
+        completion.wait()
+        self._store.close()
+        for connection in closed:
+            if connection.on_close is not None:
+                connection.on_close(IllegalStateException(f"broker {self.name!r} was closed"))
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- internals: connections and destinations -----------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException(f"broker {self.name!r} is closed")
+
+    def _connection(self, connection_id: int) -> _Connection:
+        self._check_open()
+        connection = self._connections.get(connection_id)
+        if connection is None:
+            raise IllegalStateException(
+                f"connection {connection_id} to broker {self.name!r} is closed"
+            )
+        return connection
+
+    def _claim_client_id(self, connection: _Connection, client_id: str) -> None:
+        if not isinstance(client_id, str) or not client_id:
+            raise InvalidClientIDException(f"a client ID is a non-empty string; got {client_id!r}")
+        if client_id in self._client_ids:
+            raise InvalidClientIDException(
+                f"client ID {client_id!r} is already in use by another connection to broker "
+                f"{self.name!r}"
+            )
+        self._client_ids[client_id] = connection.id
+        connection.client_id = client_id
+
+    def _drop_connection(self, connection: _Connection, work: _Work) -> None:
+        if connection.client_id is not None:
+            self._client_ids.pop(connection.client_id, None)
+        for transaction_id in connection.transactions:
+            self._transactions.pop(transaction_id, None)
+        for consumer_id in list(connection.consumers):
+            self._remove_consumer(connection, self._consumers[consumer_id], work)
+        # Whatever the connection still held was delivered as far as we can know.
+        held = [
+            tag
+            for tag, (entry, _) in self._in_flight.items()
+            if entry.consumer is not None and entry.consumer.connection_id == connection.id
+        ]
+        self._fail_deliveries(connection, held, work)
+        for text in list(connection.temporaries):
+            self._delete_temporary(connection, text)
+
+    def _temporary_name(self) -> str:
+        return f"{self._instance}.{next(self._temporary_ids)}"
+
+    def _delete_temporary(self, connection: _Connection, text: str) -> None:
+        connection.temporaries.discard(text)
+        queue_state = self._queues.pop(text, None)
+        if queue_state is not None:
+            queue_state.queue.drain()
+        topic_state = self._topics.pop(text, None)
+        if topic_state is not None:
+            for subscription in topic_state.subscriptions:
+                subscription.queue.drain()
+            topic_state.subscriptions.clear()
+
+    def _queue_destination(self, queue: Queue) -> QueueDestination:
+        text = str(queue)
+        state = self._queues.get(text)
+        if state is None:
+            if isinstance(queue, TemporaryQueue):
+                raise InvalidDestinationException(
+                    f"{text} does not exist: it was deleted, or the connection that created it "
+                    "closed"
+                )
+            state = QueueDestination(queue, self._policies.for_destination(text), None)
+            self._queues[text] = state
+            self._store.submit([AddDestination(text)])
+        return state
+
+    def _topic_destination(self, topic: Topic) -> TopicDestination:
+        text = str(topic)
+        state = self._topics.get(text)
+        if state is None:
+            if isinstance(topic, TemporaryTopic):
+                raise InvalidDestinationException(
+                    f"{text} does not exist: it was deleted, or the connection that created it "
+                    "closed"
+                )
+            state = TopicDestination(topic, self._policies.for_destination(text), None)
+            self._topics[text] = state
+            self._store.submit([AddDestination(text)])
+        return state
+
+    def _target_for_send(self, message: Message) -> QueueDestination | TopicDestination:
+        destination = message.get_jms_destination()
+        if isinstance(destination, Queue):
+            return self._queue_destination(destination)
+        if isinstance(destination, Topic):
+            return self._topic_destination(destination)
+        raise InvalidDestinationException(
+            f"cannot send {message!r}: its JMSDestination is {destination!r}, not a Queue or Topic"
+        )
+
+    def _queue_for_consumer(self, connection: _Connection, queue: Queue) -> QueueDestination:
+        state = self._queue_destination(queue)
+        self._check_owner(connection, state)
+        return state
+
+    def _topic_for_consumer(self, connection: _Connection, topic: Topic) -> TopicDestination:
+        state = self._topic_destination(topic)
+        self._check_owner(connection, state)
+        return state
+
+    @staticmethod
+    def _check_owner(connection: _Connection, state: QueueDestination | TopicDestination) -> None:
+        if state.temporary and state.owner_connection_id != connection.id:
+            raise InvalidDestinationException(
+                f"{state.text} is temporary: only the connection that created it may consume "
+                "from or browse it"
+            )
+
+    def _policy_of(self, queue: MessageQueue) -> DestinationPolicy:
+        text = str(queue.destination)
+        state = (
+            self._queues.get(text)
+            if isinstance(queue.destination, Queue)
+            else self._topics.get(text)
+        )
+        return state.policy if state is not None else self._policies.for_destination(text)
+
+    def _is_dead_letter_queue(self, queue: MessageQueue) -> bool:
+        destination = queue.destination
+        return isinstance(destination, Queue) and (
+            destination.name.startswith(DEAD_LETTER_PREFIX)
+            or destination.name in self._policies.dead_letter_queue_names()
+        )
+
+    # -- internals: subscriptions --------------------------------------------------------------
+
+    def _subscription_for(
+        self,
+        connection: _Connection,
+        topic: TopicDestination,
+        spec: ConsumerSpec,
+        consumer_id: int,
+        work: _Work,
+    ) -> Subscription:
+        selector_text = spec.selector_text
+        name = spec.subscription_name
+        client_id = connection.client_id
+        if name is None:
+            subscription = Subscription(
+                topic=topic.destination,
+                queue=MessageQueue(f"subscriber://{consumer_id}", topic.destination, None),
+                selector_text=selector_text,
+                no_local=spec.no_local,
+                name=None,
+                client_id=client_id,
+                connection_id=connection.id,
+                durable=False,
+                shared=False,
+            )
+            topic.subscriptions.append(subscription)
+            return subscription
+        if spec.durable:
+            return self._durable_subscription(connection, topic, spec, work)
+        existing = self._shared.get((client_id, name))
+        if existing is not None:
+            if existing.topic != topic.destination or existing.selector_text != selector_text:
+                raise JMSException(
+                    f"{existing.describe()} has selector {existing.selector_text!r}; a consumer "
+                    f"on {topic.text} with selector {selector_text!r} cannot share it"
+                )
+            return existing
+        label = f"shared://{quote(client_id or '', safe='')}/{quote(name, safe='')}"
+        subscription = Subscription(
+            topic=topic.destination,
+            queue=MessageQueue(label, topic.destination, None),
+            selector_text=selector_text,
+            no_local=False,
+            name=name,
+            client_id=client_id,
+            connection_id=None,
+            durable=False,
+            shared=True,
+        )
+        self._shared[(client_id, name)] = subscription
+        topic.subscriptions.append(subscription)
+        return subscription
+
+    def _durable_subscription(
+        self,
+        connection: _Connection,
+        topic: TopicDestination,
+        spec: ConsumerSpec,
+        work: _Work,
+    ) -> Subscription:
+        name = spec.subscription_name
+        assert name is not None
+        client_id = connection.client_id
+        if not spec.shared and client_id is None:
+            raise IllegalStateException(
+                f"the unshared durable subscription {name!r} needs a client ID: set one with "
+                "ConnectionFactory(url, client_id=...) or connection.set_client_id(...)"
+            )
+        existing = self._durable.get((client_id, name))
+        if existing is not None:
+            if existing.shared != spec.shared:
+                wanted = "shared" if spec.shared else "unshared"
+                raise JMSException(
+                    f"{existing.describe()} exists; it cannot also be opened as an {wanted} one"
+                )
+            if not spec.shared and existing.consumers:
+                raise IllegalStateException(f"{existing.describe()} already has an active consumer")
+            if not existing.same_definition(topic.destination, spec.selector_text, spec.no_local):
+                if existing.consumers:
+                    raise JMSException(
+                        f"{existing.describe()} has active consumers, so it cannot change to "
+                        f"topic {topic.text}, selector {spec.selector_text!r}, "
+                        f"no_local={spec.no_local}"
+                    )
+                if existing.queue.in_flight:
+                    raise IllegalStateException(
+                        f"cannot replace {existing.describe()}: {existing.queue.in_flight} of its "
+                        "messages are delivered but not acknowledged"
+                    )
+                # JMS: a changed topic, selector or noLocal on an inactive durable subscription
+                # is the same as unsubscribing and subscribing again.
+                self._delete_subscription(existing, work)
+                existing = None
+        if existing is not None:
+            return existing
+        key = durable_store_key(client_id, name)
+        subscription = Subscription(
+            topic=topic.destination,
+            queue=MessageQueue(key, topic.destination, key),
+            selector_text=spec.selector_text,
+            no_local=spec.no_local and not spec.shared,
+            name=name,
+            client_id=client_id,
+            connection_id=None,
+            durable=True,
+            shared=spec.shared,
+        )
+        self._durable[(client_id, name)] = subscription
+        topic.subscriptions.append(subscription)
+        work.operations.append(SaveSubscription(subscription.record()))
+        return subscription
+
+    def _delete_subscription(self, subscription: Subscription, work: _Work) -> None:
+        topic = self._topics.get(str(subscription.topic))
+        if topic is not None and subscription in topic.subscriptions:
+            topic.subscriptions.remove(subscription)
+        key = (subscription.client_id, subscription.name)
+        if subscription.durable:
+            del self._durable[key]  # type: ignore[arg-type]
+            assert subscription.queue.store_key is not None
+            work.operations.append(DeleteSubscription(subscription.queue.store_key))
+        elif subscription.shared:
+            del self._shared[key]  # type: ignore[arg-type]
+        subscription.queue.drain()
+
+    def _remove_consumer(self, connection: _Connection, consumer: Consumer, work: _Work) -> None:
+        del self._consumers[consumer.id]
+        connection.consumers.discard(consumer.id)
+        consumer.closed = True
+        queue = consumer.queue
+        queue.detach(consumer)
+        subscription = consumer.subscription
+        if subscription is not None:
+            subscription.consumers -= 1
+            ends = not subscription.durable and (
+                not subscription.shared or subscription.consumers == 0
+            )
+            if ends:
+                self._delete_subscription(subscription, work)
+                return
+        work.reselect.add(queue)
+
+    def _browse_source(
+        self, connection: _Connection, source: Queue | SubscriptionName
+    ) -> MessageQueue | None:
+        if isinstance(source, SubscriptionName):
+            subscription = self._durable.get((source.client_id, source.name))
+            if subscription is None:
+                raise InvalidDestinationException(
+                    f"there is no durable subscription named {source.name!r} for client ID "
+                    f"{source.client_id!r}"
+                )
+            return subscription.queue
+        if not isinstance(source, Queue):
+            raise InvalidDestinationException(
+                f"only queues and durable subscriptions can be browsed, not {source!r}"
+            )
+        state = self._queues.get(str(source))
+        if state is None:
+            if isinstance(source, TemporaryQueue):
+                raise InvalidDestinationException(f"{source} does not exist")
+            return None
+        self._check_owner(connection, state)
+        return state.queue
+
+    # -- internals: routing --------------------------------------------------------------------
+
+    @staticmethod
+    def _targets(
+        state: QueueDestination | TopicDestination, message: Message, connection: _Connection
+    ) -> list[MessageQueue]:
+        if isinstance(state, QueueDestination):
+            return [state.queue]
+        return [
+            subscription.queue
+            for subscription in state.subscriptions
+            if subscription.keeps(message, connection.id, connection.client_id)
+        ]
+
+    @staticmethod
+    def _check_room(
+        plan: Sequence[tuple[QueueDestination | TopicDestination, list[MessageQueue]]],
+    ) -> None:
+        """Refuse (before changing anything) sends that would overfill a bounded queue."""
+        wanted: Counter[MessageQueue] = Counter()
+        limits: dict[MessageQueue, int] = {}
+        for state, queues in plan:
+            if state.policy.max_backlog is None:
+                continue
+            for queue in queues:
+                wanted[queue] += 1
+                limits[queue] = state.policy.max_backlog
+        for queue, count in wanted.items():
+            if len(queue.entries) + count > limits[queue]:
+                raise ResourceAllocationException(
+                    f"{queue.name} holds {len(queue.entries)} messages and its max_backlog is "
+                    f"{limits[queue]}: cannot take {count} more until its consumers catch up"
+                )
+
+    def _append(
+        self,
+        state: QueueDestination | TopicDestination,
+        message: Message,
+        queues: list[MessageQueue],
+        work: _Work,
+    ) -> None:
+        seq = state.next_seq()
+        persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
+        if persistent:
+            stored = tuple(q.store_key for q in queues if q.store_key is not None)
+            if stored:
+                work.operations.append(AppendMessage(state.text, seq, message, stored))
+        for queue in queues:
+            entry = Entry(seq, message, stored=persistent and queue.store_key is not None)
+            if entry.expired(work.now):
+                queue.enqueued += 1
+                self._expire(queue, entry, work)
+                continue
+            self._absorb(work, queue, queue.add(entry, work.now))
+            if entry.expiration or entry.state == EntryState.SCHEDULED:
+                work.watch.add(queue)
+
+    def _absorb(
+        self, work: _Work, queue: MessageQueue, outcome: tuple[list[Entry], list[Entry]]
+    ) -> None:
+        assigned, expired = outcome
+        for entry in assigned:
+            work.deliveries.append((queue, entry))
+        for entry in expired:
+            self._expire(queue, entry, work)
+
+    def _expire(self, queue: MessageQueue, entry: Entry, work: _Work) -> None:
+        """Account for an entry already taken out of ``queue`` because it expired."""
+        queue.expired += 1
+        if entry.stored:
+            assert queue.store_key is not None
+            work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+        expiry_queue = self._policy_of(queue).expiry_queue
+        if expiry_queue is not None:
+            reason = f"expired: its JMSExpiration {entry.expiration} passed (at {work.now})"
+            self._move(queue, entry, expiry_queue, reason, work)
+
+    def _move(
+        self, source: MessageQueue, entry: Entry, queue_name: str, reason: str, work: _Work
+    ) -> None:
+        """Send a copy of ``entry``'s message to ``queue_name`` with where it came from and why.
+
+        The copy never expires: a dead letter is kept for someone to look at.
+        """
+        message = entry.message._copy()
+        message._properties[ORIGINAL_DESTINATION] = str(source.destination)
+        message._properties[DEAD_LETTER_REASON] = reason
+        message.set_jms_destination(Queue(queue_name))
+        message.set_jms_expiration(0)
+        target = self._queue_destination(Queue(queue_name))
+        self._append(target, message, [target.queue], work)
+
+    # -- internals: acknowledgement and redelivery ---------------------------------------------
+
+    def _take_transaction(self, connection: _Connection, transaction_id: int) -> Transaction:
+        transaction = self._transaction(connection, transaction_id)
+        del self._transactions[transaction_id]
+        connection.transactions.discard(transaction_id)
+        return transaction
+
+    def _transaction(self, connection: _Connection, transaction_id: int) -> Transaction:
+        transaction = self._transactions.get(transaction_id)
+        if transaction is None or transaction.connection_id != connection.id:
+            raise IllegalStateException(
+                f"transaction {transaction_id} is not open on connection {connection.id}"
+            )
+        return transaction
+
+    def _held_by(self, connection: _Connection, tag: int) -> bool:
+        held = self._in_flight.get(tag)
+        if held is None:
+            return False
+        consumer = held[0].consumer
+        return consumer is not None and consumer.connection_id == connection.id
+
+    def _take_held(self, connection: _Connection, tag: int) -> tuple[Entry, MessageQueue] | None:
+        if not self._held_by(connection, tag):
+            return None
+        return self._in_flight.pop(tag)
+
+    def _acknowledge(self, connection: _Connection, tag: int, work: _Work) -> None:
+        held = self._take_held(connection, tag)
+        if held is None:
+            return
+        entry, queue = held
+        queue.remove(entry)
+        queue.acknowledged += 1
+        if entry.stored:
+            assert queue.store_key is not None
+            work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+
+    def _return_undelivered(self, connection: _Connection, tag: int, work: _Work) -> None:
+        held = self._take_held(connection, tag)
+        if held is None:
+            return
+        entry, queue = held
+        consumer = entry.consumer
+        assert consumer is not None
+        if queue.deleted:
+            queue.remove(entry)
+            return
+        if entry.expired(work.now):
+            queue.remove(entry)
+            self._expire(queue, entry, work)
+            return
+        queue.put_back(entry, work.now, work.now)
+        if not consumer.closed:
+            queue.add_credit(consumer, 1)
+        work.reselect.add(queue)
+
+    def _fail_deliveries(self, connection: _Connection, tags: Iterable[int], work: _Work) -> None:
+        for tag in tags:
+            held = self._take_held(connection, tag)
+            if held is not None:
+                self._fail(*held, work)
+
+    def _fail(self, entry: Entry, queue: MessageQueue, work: _Work) -> None:
+        """One failed delivery of an in-flight entry: redeliver it later, or dead-letter it."""
+        consumer = entry.consumer
+        assert consumer is not None
+        entry.delivery_count += 1
+        if queue.deleted:
+            queue.remove(entry)
+            return
+        policy = self._policy_of(queue)
+        limit = consumer.spec.max_deliveries
+        if limit is None:
+            limit = policy.max_deliveries
+        if (
+            limit is not None
+            and entry.delivery_count >= limit
+            and not self._is_dead_letter_queue(queue)
+        ):
+            queue.remove(entry)
+            queue.dead_lettered += 1
+            if entry.stored:
+                assert queue.store_key is not None
+                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+            reason = (
+                f"delivered {entry.delivery_count} times without being acknowledged "
+                f"(max_deliveries {limit})"
+            )
+            target = policy.dead_letter_queue_for(queue.destination.name)
+            self._move(queue, entry, target, reason, work)
+            return
+        if entry.expired(work.now):
+            queue.remove(entry)
+            self._expire(queue, entry, work)
+            return
+        if entry.stored:
+            assert queue.store_key is not None
+            work.operations.append(
+                SetDeliveryCount(queue.store_key, entry.seq, entry.delivery_count)
+            )
+        delay = policy.redelivery_delay(entry.delivery_count)
+        queue.put_back(entry, work.now, work.now + delay)
+        if delay:
+            work.watch.add(queue)
+        work.reselect.add(queue)
+
+    # -- internals: finishing a call -----------------------------------------------------------
+
+    def _finish(self, work: _Work) -> Completion:
+        """Dispatch what became deliverable, submit the store batch, hand deliveries to sinks."""
+        while work.reselect:
+            queue = work.reselect.pop()
+            if not queue.deleted:
+                self._absorb(work, queue, queue.select(work.now))
+        completion = self._store.submit(work.operations) if work.operations else DONE
+        for queue, entry in work.deliveries:
+            self._dispatch(queue, entry)
+        for queue in work.watch:
+            self._watch(queue)
+        return completion
+
+    def _dispatch(self, queue: MessageQueue, entry: Entry) -> None:
+        consumer = entry.consumer
+        assert consumer is not None
+        tag = next(self._tags)
+        entry.tag = tag
+        self._in_flight[tag] = (entry, queue)
+        message = entry.message._copy()
+        count = entry.delivery_count + 1
+        message._properties["JMSXDeliveryCount"] = Int(count)
+        message.set_jms_redelivered(count > 1)
+        try:
+            consumer.sink(Delivery(consumer.id, tag, entry.seq, message))
+        except Exception:
+            logger.exception(
+                "the delivery sink of consumer %s failed; message %s of %s stays in flight until "
+                "its connection requeues it",
+                consumer.id,
+                entry.seq,
+                queue.name,
+            )
+
+    @staticmethod
+    def _browse_copy(entry: Entry) -> Message:
+        message = entry.message._copy()
+        message.set_jms_redelivered(entry.delivery_count > 0)
+        return message
+
+    def _watch(self, queue: MessageQueue) -> None:
+        deadline = queue.next_deadline()
+        if deadline is None:
+            return
+        if queue.watched_deadline is not None and queue.watched_deadline <= deadline:
+            return
+        queue.watched_deadline = deadline
+        heapq.heappush(self._wakeups, (deadline, next(self._wakeup_order), queue))
+        self._timer.request(deadline)
+
+    def _on_deadline(self) -> int | None:
+        with self._lock:
+            if self._closed:
+                return None
+            work = _Work(self._clock())
+            due: dict[MessageQueue, None] = {}
+            while self._wakeups and self._wakeups[0][0] <= work.now:
+                due[heapq.heappop(self._wakeups)[2]] = None
+            for queue in due:
+                queue.watched_deadline = None
+                if not queue.deleted:
+                    self._absorb(work, queue, queue.process_due(work.now))
+                    work.watch.add(queue)
+            completion = self._finish(work)
+            following = self._wakeups[0][0] if self._wakeups else None
+        completion.wait()
+        return following
+
+    # -- internals: recovery -------------------------------------------------------------------
+
+    def _recover(self) -> None:
+        """Rebuild destinations, durable subscriptions and held messages from the store."""
+        contents = self._store.load()
+        work = _Work(self._clock())
+        for text in contents.destinations:
+            destination = Destination.parse(text)
+            policy = self._policies.for_destination(text)
+            if isinstance(destination, Queue):
+                self._queues[text] = QueueDestination(destination, policy, None)
+            else:
+                assert isinstance(destination, Topic)
+                self._topics[text] = TopicDestination(destination, policy, None)
+        for record in contents.subscriptions:
+            topic_destination = Destination.parse(record.topic)
+            assert isinstance(topic_destination, Topic)
+            topic = self._topic_destination(topic_destination)
+            subscription = Subscription(
+                topic=topic.destination,
+                queue=MessageQueue(record.key, topic.destination, record.key),
+                selector_text=record.selector,
+                no_local=record.no_local,
+                name=record.name,
+                client_id=record.client_id,
+                connection_id=None,
+                durable=True,
+                shared=record.shared,
+            )
+            self._durable[(record.client_id, record.name)] = subscription
+            topic.subscriptions.append(subscription)
+        for log, last_seq in contents.last_sequences.items():
+            state = self._queues.get(log) or self._topics.get(log)
+            if state is not None:
+                state.last_seq = last_seq
+        by_key = {text: state.queue for text, state in self._queues.items()}
+        by_key.update({s.queue.store_key: s.queue for s in self._durable.values()})  # type: ignore[misc]
+        for key in contents.queues_with_entries:
+            queue = by_key.get(key)
+            if queue is None:
+                logger.warning("store holds entries for unknown queue %r; ignored", key)
+                continue
+            self._recover_entries(queue, key, work)
+        self._finish(work).wait()
+
+    def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> None:
+        start = 1
+        while True:
+            page = self._store.read_entries(key, start, None, _RECOVERY_PAGE)
+            for stored in page:
+                entry = Entry(
+                    stored.seq, stored.message, delivery_count=stored.delivery_count, stored=True
+                )
+                if entry.expired(work.now):
+                    queue.enqueued += 1
+                    self._expire(queue, entry, work)
+                    continue
+                self._absorb(work, queue, queue.add(entry, work.now))
+                if entry.expiration or entry.state == EntryState.SCHEDULED:
+                    work.watch.add(queue)
+            if len(page) < _RECOVERY_PAGE:
+                return
+            start = page[-1].seq + 1

@@ -1,0 +1,36 @@
+"""What crosses from the broker to a consumer (``Delivery``) and back from a browse (``BrowsePage``).
+
+Both are small immutable values. A delivery's message is a copy made for that one consumer, with
+``JMSRedelivered`` and ``JMSXDeliveryCount`` set; its ``tag`` is how the client later acknowledges
+or requeues it. Nothing here refers to broker internals, so a network transport can rebuild these
+values from frames on the other side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jms.message import Message
+
+__all__ = ["BrowsePage", "Delivery"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One message handed to one consumer; ``seq`` is its sequence number in its destination."""
+
+    consumer_id: int
+    tag: int
+    seq: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class BrowsePage:
+    """Messages present in a queue or subscription, as ``(seq, message)`` in sequence order.
+
+    ``next_seq`` is where the next page starts, or ``None`` when this page reached the end.
+    """
+
+    messages: tuple[tuple[int, Message], ...]
+    next_seq: int | None

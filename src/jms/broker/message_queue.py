@@ -1,0 +1,392 @@
+"""``MessageQueue``: the messages one queue or one topic subscription holds, and which consumer
+gets which of them next.
+
+Order: higher ``JMSPriority`` first; within a priority, messages coming back from a consumer
+(requeued, in sequence order) before fresh ones, and fresh ones in the order they became
+deliverable — so a single consumer without a selector sees exact FIFO per priority, recovered
+and rolled-back messages included. Messages whose ``JMSDeliveryTime`` (or redelivery delay) is in
+the future wait in a heap until then; messages with a ``JMSExpiration`` are also in an expiry heap
+so that an expired message is found when it expires, not when someone looks.
+
+Dispatch: consumers take turns (round robin) among those with credit whose selector matches; a
+message with a ``JMSXGroupID`` goes to the consumer that owns the group, and the first consumer to
+take a group's message owns the group until it detaches. A message no consumer can take now is
+skipped, not blocking the ones behind it. ``select`` keeps a *settled* flag: once a pass found no
+further match, a newly arriving message is tried alone instead of rescanning the backlog — the
+pass is repeated only when credit, consumers or requeued messages change.
+
+This is a plain data structure: no locks (the broker's lock guards it), no store, no clock (``now``
+is passed in), no calls to consumers' sinks. It returns what it decided and the broker acts.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from typing import Final
+
+from jms.broker.consumer import Consumer
+from jms.message import Destination, Message
+from jms.selector import Selector
+
+__all__ = ["Entry", "EntryState", "MessageQueue"]
+
+
+class EntryState:
+    """Where an entry is: waiting to be deliverable, deliverable, with a consumer, or gone."""
+
+    SCHEDULED: Final = 0
+    READY: Final = 1
+    IN_FLIGHT: Final = 2
+    GONE: Final = 3
+
+
+class Entry:
+    """One message held by one queue or subscription, with its delivery bookkeeping.
+
+    ``delivery_count`` counts failed deliveries (so the next delivery's ``JMSXDeliveryCount`` is
+    one more); ``stored`` says whether the store holds this entry too.
+    """
+
+    __slots__ = (
+        "consumer",
+        "delivery_count",
+        "delivery_time",
+        "expiration",
+        "group_id",
+        "message",
+        "not_before",
+        "priority",
+        "returned",
+        "seq",
+        "state",
+        "stored",
+        "tag",
+    )
+
+    def __init__(
+        self, seq: int, message: Message, *, delivery_count: int = 0, stored: bool
+    ) -> None:
+        self.seq = seq
+        self.message = message
+        self.priority = message.get_jms_priority()
+        self.expiration = message.get_jms_expiration()
+        self.delivery_time = message.get_jms_delivery_time()
+        self.group_id: str | None = message.get_object_property("JMSXGroupID")
+        self.delivery_count = delivery_count
+        self.stored = stored
+        self.state = EntryState.SCHEDULED
+        self.not_before = self.delivery_time
+        self.returned = delivery_count > 0
+        self.consumer: Consumer | None = None
+        self.tag = 0
+
+    def expired(self, now: int) -> bool:
+        return self.expiration != 0 and self.expiration <= now
+
+    def __lt__(self, other: Entry) -> bool:
+        # Heap items are (time, seq, entry); equal times and seqs are the same entry pushed twice.
+        return self.seq < other.seq
+
+    def __repr__(self) -> str:
+        return f"<Entry seq={self.seq} priority={self.priority} state={self.state}>"
+
+
+_PRIORITIES: Final = 10
+
+
+class MessageQueue:
+    """The entries and consumers of one queue or subscription (see the module docstring)."""
+
+    def __init__(self, name: str, destination: Destination, store_key: str | None) -> None:
+        self.name = name
+        self.destination = destination
+        self.store_key = store_key
+        self.entries: dict[int, Entry] = {}  # every entry not yet gone, in sequence order
+        self._fresh: list[dict[int, Entry]] = [{} for _ in range(_PRIORITIES)]
+        self._returned: list[dict[int, Entry]] = [{} for _ in range(_PRIORITIES)]
+        # Highest priority first; within one, returned entries before fresh ones.
+        self._lanes = [
+            lane
+            for priority in reversed(range(_PRIORITIES))
+            for lane in (self._returned[priority], self._fresh[priority])
+        ]
+        self._scheduled: list[tuple[int, int, Entry]] = []
+        self._expiring: list[tuple[int, int, Entry]] = []
+        self.consumers: list[Consumer] = []
+        self._next_consumer = 0
+        self._groups: dict[str, Consumer] = {}
+        self._credit = 0
+        self._settled = True
+        self.in_flight = 0
+        self.deleted = False
+        #: The earliest deadline the broker is already watching for this queue.
+        self.watched_deadline: int | None = None
+        self.enqueued = 0
+        self.acknowledged = 0
+        self.expired = 0
+        self.dead_lettered = 0
+
+    def __repr__(self) -> str:
+        return f"<MessageQueue {self.name} depth={len(self.entries)} in_flight={self.in_flight}>"
+
+    # -- entries coming in -------------------------------------------------------------------
+
+    def add(self, entry: Entry, now: int) -> tuple[list[Entry], list[Entry]]:
+        """Take a new, unexpired entry; return (assigned, expired) like ``select``."""
+        self.entries[entry.seq] = entry
+        self.enqueued += 1
+        if entry.expiration:
+            heapq.heappush(self._expiring, (entry.expiration, entry.seq, entry))
+        if entry.not_before > now:
+            self._schedule(entry, entry.not_before)
+            return [], []
+        return self._make_ready(entry, now)
+
+    def put_back(self, entry: Entry, now: int, not_before: int) -> None:
+        """Return an in-flight entry (requeued) to be dispatched again, at ``not_before`` at the
+        earliest; the caller runs ``select`` afterwards."""
+        self.in_flight -= 1
+        entry.consumer = None
+        entry.returned = True
+        if entry.expiration:
+            heapq.heappush(self._expiring, (entry.expiration, entry.seq, entry))
+        if not_before > now:
+            self._schedule(entry, not_before)
+        else:
+            entry.state = EntryState.READY
+            self._insert_returned(entry)
+            self._settled = False
+
+    def _schedule(self, entry: Entry, not_before: int) -> None:
+        entry.state = EntryState.SCHEDULED
+        entry.not_before = not_before
+        heapq.heappush(self._scheduled, (not_before, entry.seq, entry))
+
+    def _make_ready(self, entry: Entry, now: int) -> tuple[list[Entry], list[Entry]]:
+        entry.state = EntryState.READY
+        if self._settled and self._credit:
+            consumer = self._choose(entry)
+            if consumer is not None:
+                self._assign(entry, consumer)
+                return [entry], []
+        if entry.returned:
+            self._insert_returned(entry)
+        else:
+            self._fresh[entry.priority][entry.seq] = entry
+        if not self._settled and self._credit:
+            return self.select(now)
+        return [], []
+
+    def _insert_returned(self, entry: Entry) -> None:
+        lane = self._returned[entry.priority]
+        out_of_order = bool(lane) and next(reversed(lane)) > entry.seq
+        lane[entry.seq] = entry
+        if out_of_order:
+            ordered = sorted(lane.items())
+            lane.clear()
+            lane.update(ordered)
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def select(self, now: int) -> tuple[list[Entry], list[Entry]]:
+        """Assign ready entries to consumers with credit, in order; return (assigned, expired).
+
+        Expired entries met on the way are removed from the queue and returned for the broker to
+        discard or move.
+        """
+        assigned: list[Entry] = []
+        expired: list[Entry] = []
+        if not self._credit:
+            return assigned, expired
+        exhausted = False
+        for lane in self._lanes:
+            if not lane:
+                continue
+            taken: list[int] = []
+            for seq, entry in lane.items():
+                if entry.expiration and entry.expiration <= now:
+                    taken.append(seq)
+                    expired.append(entry)
+                    continue
+                consumer = self._choose(entry)
+                if consumer is None:
+                    continue
+                taken.append(seq)
+                self._assign(entry, consumer)
+                assigned.append(entry)
+                if not self._credit:
+                    exhausted = True
+                    break
+            for seq in taken:
+                del lane[seq]
+            if exhausted:
+                break
+        for entry in expired:
+            self._forget(entry)
+        self._settled = not exhausted
+        return assigned, expired
+
+    def _choose(self, entry: Entry) -> Consumer | None:
+        group = entry.group_id
+        if group is not None:
+            owner = self._groups.get(group)
+            if owner is not None:
+                return owner if owner.credit and owner.accepts(entry.message) else None
+        consumers = self.consumers
+        count = len(consumers)
+        start = self._next_consumer
+        for offset in range(count):
+            index = (start + offset) % count
+            consumer = consumers[index]
+            if consumer.credit and consumer.accepts(entry.message):
+                self._next_consumer = (index + 1) % count
+                if group is not None:
+                    self._groups[group] = consumer
+                return consumer
+        return None
+
+    def _assign(self, entry: Entry, consumer: Consumer) -> None:
+        entry.state = EntryState.IN_FLIGHT
+        entry.consumer = consumer
+        consumer.credit -= 1
+        self._credit -= 1
+        self.in_flight += 1
+
+    # -- consumers and credit ------------------------------------------------------------------
+
+    def attach(self, consumer: Consumer) -> None:
+        consumer.credit = consumer.spec.prefetch
+        self._credit += consumer.credit
+        self.consumers.append(consumer)
+        self._settled = False
+
+    def detach(self, consumer: Consumer) -> None:
+        """Stop dispatching to ``consumer``; the groups it owned go to whoever takes them next."""
+        self.consumers.remove(consumer)
+        self._credit -= consumer.credit
+        consumer.credit = 0
+        self._next_consumer = 0
+        for group in [g for g, owner in self._groups.items() if owner is consumer]:
+            del self._groups[group]
+        self._settled = False
+
+    def add_credit(self, consumer: Consumer, count: int) -> None:
+        granted = min(consumer.spec.prefetch - consumer.credit, count)
+        if granted > 0:
+            consumer.credit += granted
+            self._credit += granted
+            self._settled = False
+
+    def group_owner(self, group_id: str) -> Consumer | None:
+        return self._groups.get(group_id)
+
+    # -- entries going out ---------------------------------------------------------------------
+
+    def remove(self, entry: Entry) -> None:
+        """Take an in-flight entry out for good (acknowledged, dead-lettered or expired)."""
+        if entry.state == EntryState.IN_FLIGHT:
+            self.in_flight -= 1
+        elif entry.state == EntryState.READY:
+            lane = self._returned[entry.priority]
+            if lane.pop(entry.seq, None) is None:
+                self._fresh[entry.priority].pop(entry.seq, None)
+        self._forget(entry)
+
+    def _forget(self, entry: Entry) -> None:
+        # A scheduled entry stays in its heap; the GONE state makes that heap item stale.
+        entry.state = EntryState.GONE
+        entry.consumer = None
+        self.entries.pop(entry.seq, None)
+
+    def drain(self) -> list[Entry]:
+        """Delete the queue: remove and return every entry not in flight. In-flight entries stay
+        until acknowledged; requeueing them into a deleted queue discards them."""
+        self.deleted = True
+        drained = [e for e in self.entries.values() if e.state != EntryState.IN_FLIGHT]
+        for entry in drained:
+            self.remove(entry)
+        return drained
+
+    # -- time ----------------------------------------------------------------------------------
+
+    def process_due(self, now: int) -> tuple[list[Entry], list[Entry]]:
+        """Make due scheduled entries deliverable and expire due ones; return (assigned, expired)."""
+        became_ready = False
+        while self._scheduled and self._scheduled[0][0] <= now:
+            not_before, _, entry = heapq.heappop(self._scheduled)
+            if entry.state != EntryState.SCHEDULED or entry.not_before != not_before:
+                continue
+            entry.state = EntryState.READY
+            if entry.returned:
+                self._insert_returned(entry)
+            else:
+                self._fresh[entry.priority][entry.seq] = entry
+            became_ready = True
+        expired: list[Entry] = []
+        while self._expiring and self._expiring[0][0] <= now:
+            _, _, entry = heapq.heappop(self._expiring)
+            if entry.state in (EntryState.READY, EntryState.SCHEDULED):
+                self.remove(entry)
+                expired.append(entry)
+        if became_ready:
+            self._settled = False
+            assigned, more_expired = self.select(now)
+            return assigned, expired + more_expired
+        return [], expired
+
+    def next_deadline(self) -> int | None:
+        """When ``process_due`` next has something to do, or None."""
+        while self._scheduled and self._stale(self._scheduled[0]):
+            heapq.heappop(self._scheduled)
+        while self._expiring and self._expiring[0][2].state not in (
+            EntryState.READY,
+            EntryState.SCHEDULED,
+        ):
+            heapq.heappop(self._expiring)
+        deadlines = [heap[0][0] for heap in (self._scheduled, self._expiring) if heap]
+        return min(deadlines) if deadlines else None
+
+    @staticmethod
+    def _stale(item: tuple[int, int, Entry]) -> bool:
+        not_before, _, entry = item
+        return entry.state != EntryState.SCHEDULED or entry.not_before != not_before
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def browse(
+        self,
+        now: int,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+        selector: Selector | None,
+    ) -> list[Entry]:
+        """Entries present and due, not expired, matching ``selector``, in sequence order."""
+        found: list[Entry] = []
+        for entry in self._entries_from(start_seq):
+            if end_seq is not None and entry.seq > end_seq:
+                break
+            if entry.expired(now) or entry.delivery_time > now:
+                continue
+            if selector is not None and not selector.matches(entry.message):
+                continue
+            found.append(entry)
+            if len(found) >= limit:
+                break
+        return found
+
+    def entries_through(self, seq: int) -> list[Entry]:
+        """Entries with a sequence number up to ``seq`` that are not in flight."""
+        result = []
+        for entry in self.entries.values():
+            if entry.seq > seq:
+                break
+            if entry.state != EntryState.IN_FLIGHT:
+                result.append(entry)
+        return result
+
+    def _entries_from(self, start_seq: int) -> Iterator[Entry]:
+        for seq, entry in self.entries.items():
+            if seq >= start_seq:
+                yield entry

@@ -1,0 +1,40 @@
+"""Durable storage behind the broker: one small interface (``jms.store.base``) and its
+implementations — ``MemoryStore`` for ``memory://`` brokers now, SQLite for ``embedded://`` next.
+
+The store sits below the broker and above the message model: it imports ``jms.message`` and
+nothing from ``jms.broker`` or ``jms.client``.
+"""
+
+from jms.store.base import (
+    DONE,
+    AddDestination,
+    AppendMessage,
+    Completion,
+    DeleteSubscription,
+    DurableSubscriptionRecord,
+    MessageStore,
+    RemoveEntry,
+    SaveSubscription,
+    SetDeliveryCount,
+    StoreContents,
+    StoredEntry,
+    StoreOperation,
+)
+from jms.store.memory import MemoryStore
+
+__all__ = [
+    "DONE",
+    "AddDestination",
+    "AppendMessage",
+    "Completion",
+    "DeleteSubscription",
+    "DurableSubscriptionRecord",
+    "MemoryStore",
+    "MessageStore",
+    "RemoveEntry",
+    "SaveSubscription",
+    "SetDeliveryCount",
+    "StoreContents",
+    "StoreOperation",
+    "StoredEntry",
+]

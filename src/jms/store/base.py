@@ -1,0 +1,190 @@
+"""The broker's storage interface: what must outlive a broker, written as atomic batches of a few
+small operations, and read back by sequence number.
+
+Model. A *log* is a destination's sequence space: every message sent to ``queue://orders`` or
+``topic://news`` gets the next integer of that log (starting at 1, never reused), so a
+``(log, seq)`` pair names one message for good. A *store queue* holds *entries*, each a reference
+to one logged message plus the number of failed deliveries it has had: a JMS queue is a store
+queue over its own log; a durable subscription is a store queue over its topic's log (one message,
+many references — the store keeps the message while any entry refers to it). An entry is keyed by
+``(queue, seq)``; a queue's entries in ``seq`` order are its arrival order. A subscription's or
+queue's position is the set of entries it still holds, so a range reader's cursor commit is a batch
+of ``RemoveEntry`` for the entries it has processed.
+
+Writes. The broker describes each change as a batch of operations (a send, an acknowledgement, a
+whole transaction, a dead-letter move) and calls ``submit`` once per batch; a store applies a
+batch entirely or not at all, and applies batches in submission order. ``submit`` only queues the
+batch (it is called under the broker's lock and must not wait for a disk); the returned
+``Completion`` is waited on outside the lock, which is how many concurrent senders can share one
+fsync. Only what must survive reaches the store: PERSISTENT messages on queues and durable
+subscriptions, acknowledgements of those, delivery counts, destinations and durable subscriptions.
+
+Reads. ``load`` returns what a restarting broker needs first (destinations, subscriptions, the last
+sequence of every log, the store queues holding entries); ``read_entries`` pages a queue's entries
+by sequence range, for recovery, for paging a backlog in, and for range readers (the Spark source).
+
+A store never decides delivery order, never evaluates selectors, and knows nothing of consumers,
+sessions or time: those are the broker's.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from jms.message import Message
+
+__all__ = [
+    "DONE",
+    "AddDestination",
+    "AppendMessage",
+    "Completion",
+    "DeleteSubscription",
+    "DurableSubscriptionRecord",
+    "MessageStore",
+    "RemoveEntry",
+    "SaveSubscription",
+    "SetDeliveryCount",
+    "StoreContents",
+    "StoreOperation",
+    "StoredEntry",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DurableSubscriptionRecord:
+    """A durable subscription as the store remembers it; ``key`` names its store queue."""
+
+    key: str
+    client_id: str | None
+    name: str
+    topic: str
+    selector: str | None
+    no_local: bool
+    shared: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AddDestination:
+    """Remember that a (non-temporary) queue or topic exists, by its text form ``queue://orders``."""
+
+    destination: str
+
+
+@dataclass(frozen=True, slots=True)
+class SaveSubscription:
+    """Create a durable subscription with an empty store queue (replacing none: delete first)."""
+
+    subscription: DurableSubscriptionRecord
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteSubscription:
+    """Forget a durable subscription and every entry of its store queue."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppendMessage:
+    """Log ``message`` as ``(log, seq)`` and add an entry for it to each of ``queues``.
+
+    The store may keep ``message`` itself: the broker never changes it after submitting.
+    """
+
+    log: str
+    seq: int
+    message: Message
+    queues: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveEntry:
+    """Drop the entry ``seq`` from ``queue`` (acknowledged, expired or moved to another queue)."""
+
+    queue: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetDeliveryCount:
+    """Record that the entry ``seq`` of ``queue`` has failed ``count`` deliveries so far."""
+
+    queue: str
+    seq: int
+    count: int
+
+
+StoreOperation = (
+    AddDestination
+    | SaveSubscription
+    | DeleteSubscription
+    | AppendMessage
+    | RemoveEntry
+    | SetDeliveryCount
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """One entry read back: the message ``(log, seq)`` held by ``queue``."""
+
+    queue: str
+    log: str
+    seq: int
+    message: Message
+    delivery_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoreContents:
+    """What a broker reads when it opens a store; entries are then paged with ``read_entries``."""
+
+    destinations: tuple[str, ...]
+    subscriptions: tuple[DurableSubscriptionRecord, ...]
+    last_sequences: Mapping[str, int]
+    queues_with_entries: tuple[str, ...]
+
+
+class Completion(ABC):
+    """The outcome of one submitted batch: ``wait`` returns once it is durable, or raises."""
+
+    @abstractmethod
+    def wait(self) -> None:
+        """Block until the batch is applied as durably as the store promises; raise its error."""
+
+
+class _Done(Completion):
+    def wait(self) -> None:
+        return None
+
+
+#: The completion of a batch that was applied before ``submit`` returned.
+DONE: Completion = _Done()
+
+
+class MessageStore(ABC):
+    """Storage behind one broker. Thread-safe; owned by exactly one open broker at a time."""
+
+    @abstractmethod
+    def load(self) -> StoreContents:
+        """What the store holds, for a broker starting on it."""
+
+    @abstractmethod
+    def submit(self, batch: Sequence[StoreOperation]) -> Completion:
+        """Queue ``batch`` to be applied atomically, after every batch submitted before it.
+
+        Must not block on I/O: callers hold the broker's lock. Failures surface from ``wait``.
+        """
+
+    @abstractmethod
+    def read_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[StoredEntry]:
+        """Up to ``limit`` entries of ``queue`` with ``start_seq <= seq`` (and ``seq <= end_seq``
+        when given), in ``seq`` order, as of every batch whose ``Completion`` has returned."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Finish pending batches and release resources; the store is unusable afterwards."""
