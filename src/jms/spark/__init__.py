@@ -1,0 +1,21 @@
+"""The Spark back end: messages as DataFrame rows, and selectors as native Spark SQL columns.
+
+``MESSAGE_SCHEMA`` is the one row layout of a message (docs/spark.md describes each column);
+``to_dataframe``/``from_rows`` convert losslessly both ways, through Arrow; ``selector_to_column``
+turns a JMS selector into a ``pyspark.sql.Column`` that keeps exactly the rows
+``Selector(text).matches`` keeps. This package needs pyspark and pyarrow; it reaches a broker only
+through ``jms.client``, and it must never evaluate a selector in Python on a Spark executor.
+"""
+
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe
+from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE
+
+__all__ = [
+    "BODY_VALUE",
+    "MESSAGE_ARROW_SCHEMA",
+    "MESSAGE_SCHEMA",
+    "PROPERTY_VALUE",
+    "from_rows",
+    "to_arrow",
+    "to_dataframe",
+]
