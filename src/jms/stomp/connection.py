@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final
 
-from jms.stomp.errors import StompProtocolError, StompUsageError
+from jms.stomp.errors import StompProtocolError, StompUsageError, quote
 from jms.stomp.frames import (
     SERVER_COMMANDS,
     Frame,
@@ -221,7 +221,7 @@ class ServerConnection:
             ack = frame.header("ack")
             if ack is not None and ack not in _ACK_MODES[version]:
                 raise StompProtocolError(
-                    f"{where}: ack {ack!r} is not one of {', '.join(_ACK_MODES[version])}",
+                    f"{where}: ack {quote(ack)} is not one of {', '.join(_ACK_MODES[version])}",
                     receipt=receipt,
                 )
         elif command == "DISCONNECT":

@@ -5,13 +5,16 @@
 frame needs (the offending frame's ``receipt`` and any extra headers) and always ends the
 connection. ``StompUsageError`` is raised when local code asks the connection for something the
 protocol state forbids (a MESSAGE before CONNECTED, reading events while a CONNECT awaits its
-answer): a bug in the caller, never the peer's fault. This module must never import anything:
-every other module in ``jms.stomp`` raises these.
+answer): a bug in the caller, never the peer's fault. ``quote`` shows peer data in
+error messages, cut short. This module must never import anything: every other module in
+``jms.stomp`` uses it.
 """
 
 from __future__ import annotations
 
-__all__ = ["StompProtocolError", "StompUsageError"]
+__all__ = ["StompProtocolError", "StompUsageError", "quote"]
+
+_QUOTED_LENGTH = 40
 
 
 class StompProtocolError(Exception):
@@ -38,3 +41,10 @@ class StompProtocolError(Exception):
 
 class StompUsageError(RuntimeError):
     """Local code asked for something the connection's state does not allow (a caller bug)."""
+
+
+def quote(value: bytes | str) -> str:
+    """``value`` as error messages show peer data: its repr, cut short when long."""
+    if len(value) <= _QUOTED_LENGTH:
+        return repr(value)
+    return f"{value[:_QUOTED_LENGTH]!r}... ({len(value)} {'bytes' if isinstance(value, bytes) else 'characters'})"

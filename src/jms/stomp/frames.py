@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Final
 
-from jms.stomp.errors import StompProtocolError
+from jms.stomp.errors import StompProtocolError, quote
 
 __all__ = [
     "BODY_COMMANDS",
@@ -146,7 +146,7 @@ class Frame:
 
 def _unrepresentable(command: str, name: str, value: str, version: Version) -> str:
     return (
-        f"{command} frame header {name!r}:{value!r} cannot be written in STOMP {version}"
+        f"{command} frame header {quote(name)}:{quote(value)} cannot be written in STOMP {version}"
         f"{' (CONNECT/STOMP/CONNECTED headers are never escaped)' if command in UNESCAPED_COMMANDS else ''}"
     )
 
@@ -185,7 +185,7 @@ def unescape_header(text: str, version: Version) -> str:
         if character is None:
             defined = ", ".join(repr(_BACKSLASH + code) for code in table)
             raise StompProtocolError(
-                f"undefined escape sequence {match.group(0)!r} in {text!r} "
+                f"undefined escape sequence {match.group(0)!r} in {quote(text)} "
                 f"(STOMP {version} defines {defined})"
             )
         return character

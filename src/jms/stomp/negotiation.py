@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from jms.stomp.errors import StompProtocolError
+from jms.stomp.errors import StompProtocolError, quote
 from jms.stomp.frames import SUPPORTED_VERSIONS, Version
 
 __all__ = [
@@ -46,7 +46,7 @@ def negotiate_version(accept_version: str | None) -> Version:
             return version
     supported = ",".join(version.value for version in SUPPORTED_VERSIONS)
     raise StompProtocolError(
-        f"no STOMP version in common: the client accepts {accept_version!r}; "
+        f"no STOMP version in common: the client accepts {quote(accept_version)}; "
         f"supported protocol versions are {' '.join(version.value for version in SUPPORTED_VERSIONS)}",
         error_headers=(("version", supported),),
     )
@@ -84,12 +84,12 @@ class HeartBeatOffer:
         match = _HEART_BEAT_VALUE.fullmatch(header)
         if match is None:
             raise StompProtocolError(
-                f"heart-beat {header!r} is not two millisecond counts joined by a comma"
+                f"heart-beat {quote(header)} is not two millisecond counts joined by a comma"
             )
         outgoing, incoming = int(match.group(1)), int(match.group(2))
         if outgoing > MAX_HEART_BEAT_MS or incoming > MAX_HEART_BEAT_MS:
             raise StompProtocolError(
-                f"heart-beat {header!r} has an interval above {MAX_HEART_BEAT_MS} ms"
+                f"heart-beat {quote(header)} has an interval above {MAX_HEART_BEAT_MS} ms"
             )
         return cls(outgoing, incoming)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final, NoReturn
 
-from jms.stomp.errors import StompProtocolError
+from jms.stomp.errors import StompProtocolError, quote
 from jms.stomp.frames import (
     BODY_COMMANDS,
     CLIENT_COMMANDS,
@@ -38,7 +38,6 @@ _LF: Final = 0x0A
 _CR: Final = 0x0D
 _NUL: Final = 0x00
 _LONGEST_COMMAND: Final = max(len(command) for command in CLIENT_COMMANDS | SERVER_COMMANDS)
-_QUOTE_BYTES: Final = 40
 _HEART_BEAT: Final = HeartBeat()
 
 
@@ -199,7 +198,7 @@ class FrameParser:
         if not self._command:
             if pending > _LONGEST_COMMAND + 1:
                 self._fail(
-                    f"no STOMP command starts with {_quote(bytes(self._buffer[: _LONGEST_COMMAND + 2]))}"
+                    f"no STOMP command starts with {quote(bytes(self._buffer[: _LONGEST_COMMAND + 2]))}"
                 )
             return
         if pending > limits.max_header_line_bytes + 1:
@@ -217,7 +216,7 @@ class FrameParser:
                 self._fail(
                     f"{text} is a {_opposite(self.sender).value} frame; a {self.sender.value} may not send it"
                 )
-            self._fail(f"unknown command {_quote(line)}")
+            self._fail(f"unknown command {quote(line)}")
         self._command = command
         self._escaped = self.version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
 
@@ -227,19 +226,19 @@ class FrameParser:
             self._fail(f"more than {self.limits.max_headers} headers")
         colon = line.find(b":")
         if colon < 0:
-            self._fail(f"header line {number} {_quote(line)} has no colon")
+            self._fail(f"header line {number} {quote(line)} has no colon")
         if colon == 0:
-            self._fail(f"header line {number} {_quote(line)} has an empty name")
+            self._fail(f"header line {number} {quote(line)} has an empty name")
         if line[-1] == _CR:
             self._fail(
-                f"header line {number} {_quote(line)} ends with a carriage return before its end-of-line"
+                f"header line {number} {quote(line)} ends with a carriage return before its end-of-line"
             )
         try:
             name = line[:colon].decode("utf-8")
             value = line[colon + 1 :].decode("utf-8")
         except UnicodeDecodeError as error:
             self._fail(
-                f"header line {number} {_quote(line)} is not UTF-8 ({error.reason} at byte {error.start})"
+                f"header line {number} {quote(line)} is not UTF-8 ({error.reason} at byte {error.start})"
             )
         if self._escaped:
             try:
@@ -278,7 +277,7 @@ class FrameParser:
             if buffer[length] != _NUL:
                 self._fail(
                     f"the {length}-byte body content-length announced is followed by "
-                    f"{_quote(bytes(buffer[length : length + 1]))}, not NUL"
+                    f"{quote(bytes(buffer[length : length + 1]))}, not NUL"
                 )
             end = length
         elif self._command not in BODY_COMMANDS:
@@ -322,10 +321,3 @@ def _commands_by_bytes(commands: frozenset[str]) -> dict[bytes, str]:
 
 def _opposite(role: Role) -> Role:
     return Role.SERVER if role is Role.CLIENT else Role.CLIENT
-
-
-def _quote(data: bytes) -> str:
-    """``data`` for an error message: its repr, cut short when long."""
-    if len(data) <= _QUOTE_BYTES:
-        return repr(data)
-    return f"{data[:_QUOTE_BYTES]!r}... ({len(data)} bytes)"
