@@ -163,8 +163,10 @@ class ServerConnection:
         """Take bytes the client sent and iterate over the events they complete.
 
         Each frame is parsed and checked only when the iteration reaches it, so the state the
-        server's handling of one event leaves behind applies to the next. Raises
-        ``StompProtocolError`` while iterating when the client broke the protocol.
+        server's handling of one event leaves behind applies to the next: a ``ConnectRequest``
+        must be answered before the iteration goes on to bytes that followed it
+        (``StompUsageError`` otherwise). Raises ``StompProtocolError`` while iterating when the
+        client broke the protocol.
         """
         self._check_readable()
         return self._events(self._parser.feed(data))
@@ -173,6 +175,8 @@ class ServerConnection:
         self, parsed: Iterator[Frame | HeartBeat]
     ) -> Iterator[ConnectRequest | Frame | HeartBeat]:
         while True:
+            if self._parser.buffered_bytes == 0:
+                return
             self._check_readable()
             event = next(parsed, None)
             if event is None:

@@ -104,6 +104,11 @@ class FrameParser:
         self._header_section_bytes = 0
         self._content_length: int | None = None
 
+    @property
+    def buffered_bytes(self) -> int:
+        """How many bytes wait for the rest of their frame (or for the next iteration)."""
+        return len(self._buffer)
+
     def feed(self, data: bytes) -> Iterator[Frame | HeartBeat]:
         """Take ``data`` and iterate over the events it completes, parsing each when asked for.
 
