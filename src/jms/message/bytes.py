@@ -51,14 +51,15 @@ def encode_modified_utf8(text: str) -> bytes:
 
 
 def decode_modified_utf8(data: bytes) -> str:
-    """Inverse of :func:`encode_modified_utf8`; malformed input raises ``ValueError``."""
-    if data.isascii() and b"\x00" not in data:
+    """Inverse of :func:`encode_modified_utf8`, decoding as ``DataInputStream.readUTF`` does (which
+    also takes a raw zero byte as U+0000); malformed input raises ``ValueError``."""
+    if data.isascii():
         return data.decode("ascii")
     units = bytearray()
     index, length = 0, len(data)
     while index < length:
         first = data[index]
-        if first < 0x80 and first != 0:
+        if first < 0x80:
             unit, index = first, index + 1
         elif first >> 5 == 0b110 and index + 1 < length and data[index + 1] >> 6 == 0b10:
             unit = ((first & 0x1F) << 6) | (data[index + 1] & 0x3F)
@@ -259,7 +260,7 @@ class BytesMessage(Message):
         if not isinstance(value, bytes | bytearray | memoryview):
             raise TypeError(f"write_bytes takes bytes, got {type(value).__name__}")
         end = len(value) if length is None else offset + length
-        if offset < 0 or (length is not None and length < 0) or end > len(value):
+        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
             raise ValueError(
                 f"write_bytes offset {offset} and length {length} do not fit a value of "
                 f"{len(value)} bytes"

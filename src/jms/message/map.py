@@ -88,7 +88,7 @@ class MapMessage(Message):
                 f"map entry {name!r}: set_bytes takes bytes, got {type(value).__name__}"
             )
         end = len(value) if length is None else offset + length
-        if offset < 0 or (length is not None and length < 0) or end > len(value):
+        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
             raise ValueError(
                 f"map entry {name!r}: offset {offset} and length {length} do not fit a value of "
                 f"{len(value)} bytes"

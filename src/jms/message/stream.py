@@ -204,7 +204,7 @@ class StreamMessage(Message):
         if not isinstance(value, bytes | bytearray | memoryview):
             raise TypeError(f"write_bytes takes bytes, got {type(value).__name__}")
         end = len(value) if length is None else offset + length
-        if offset < 0 or (length is not None and length < 0) or end > len(value):
+        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
             raise ValueError(
                 f"write_bytes offset {offset} and length {length} do not fit a value of "
                 f"{len(value)} bytes"
