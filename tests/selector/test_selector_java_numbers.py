@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jms.selector import Selector
-from jms.selector import _java_numbers as java
+from jms.selector import _runtime as java
 from jms.types import INT_RANGE, LONG_RANGE, Byte, Double, Float, Int, Long, Short
 from tests.selector import selector_reference as reference
 from tests.selector.selector_testing import make_message

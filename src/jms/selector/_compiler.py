@@ -7,7 +7,7 @@ FALSE(b), TRUE(NOT a) = FALSE(a), and so on, so a selector becomes one flat Pyth
 question, generated as source and compiled once. Identifier access is resolved here (a property is
 ``p.get(name)``, a header its slot on the message), and so are literal types: a comparison with a
 numeric literal compiles to a plain Python comparison when Java's promotion cannot change its
-outcome for any operand type (checked per literal below), and to a call into ``_java_numbers``
+outcome for any operand type (checked per literal below), and to a call into ``_runtime``
 otherwise; LIKE becomes a string method or one precompiled regular expression, IN a frozenset.
 
 Only data reaches the generated source through ``repr`` of names, strings and ints; every other
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from jms.selector import _java_numbers
+from jms.selector import _runtime
 from jms.selector.ast import (
     And,
     Arithmetic,
@@ -89,19 +89,28 @@ _RAW_HEADER_NUMBERS: Final = {"JMSPriority": "m._priority", "JMSTimestamp": "m._
 _NEVER_NULL_HEADERS: Final = frozenset({"JMSDeliveryMode", "JMSPriority", "JMSTimestamp"})
 
 _NAMESPACE: Final[dict[str, object]] = {
-    "_compare": _java_numbers.compare,
-    "_ADD": _java_numbers.ADD,
-    "_SUBTRACT": _java_numbers.SUBTRACT,
-    "_MULTIPLY": _java_numbers.MULTIPLY,
-    "_DIVIDE": _java_numbers.DIVIDE,
-    "_NEGATE": _java_numbers.NEGATE,
-    "_PLUS": _java_numbers.PLUS,
-    "_not_numbers": _java_numbers.not_numbers,
-    "_not_a_number": _java_numbers.not_a_number,
-    "_as_long": _java_numbers.as_long,
-    "_NUMBER": _java_numbers.NUMBER_TYPES,
+    "_compare": _runtime.compare,
+    "_ADD": _runtime.ADD,
+    "_SUBTRACT": _runtime.SUBTRACT,
+    "_MULTIPLY": _runtime.MULTIPLY,
+    "_DIVIDE": _runtime.DIVIDE,
+    "_NEGATE": _runtime.NEGATE,
+    "_PLUS": _runtime.PLUS,
+    "_not_numbers": _runtime.not_numbers,
+    "_not_a_number": _runtime.not_a_number,
+    "_as_long": _runtime.as_long,
+    "_NUMBER": _runtime.NUMBER_TYPES,
     "_DELIVERY_MODES": {1: "NON_PERSISTENT", 2: "PERSISTENT"},
+    "_truth": _runtime.truth,
+    "_not": _runtime.logical_not,
+    "_and": _runtime.logical_and,
+    "_or": _runtime.logical_or,
 }
+
+
+#: A generated function inlines at most this many tree levels; a deeper subtree becomes a function
+#: of its own. This keeps every expression far below Python's limit of 200 nested brackets.
+_LEVELS_PER_FUNCTION: Final = 16
 
 
 def _plain_comparison_is_exact(value: JavaValue) -> bool:
@@ -118,7 +127,7 @@ def _plain_comparison_is_exact(value: JavaValue) -> bool:
     if isinstance(value, float):
         return abs(value) < 2**53
     assert isinstance(value, int)
-    return _java_numbers.long_to_float32(value) == value and float(value) == value
+    return _runtime.long_to_float32(value) == value and float(value) == value
 
 
 class _Generator:
@@ -126,6 +135,8 @@ class _Generator:
         self.namespace: dict[str, object] = dict(_NAMESPACE)
         self.variables = 0
         self.reads_properties = False
+        self.functions: list[tuple[str, str]] = []  # (name, the expression it returns)
+        self.level = 0
 
     def variable(self) -> str:
         self.variables += 1
@@ -157,8 +168,63 @@ class _Generator:
         self.reads_properties = True
         return f"p.get({identifier.name!r})"
 
+    def function(self, body: Callable[[], str]) -> str:
+        """Name of a new generated function ``name(m)`` returning the expression ``body()``
+        builds, which starts again at nesting level 0."""
+        outer_level, self.level = self.level, 0
+        expression = body()
+        self.level = outer_level
+        name = f"_f{len(self.functions)}"
+        self.functions.append((name, expression))
+        return name
+
+    def three_valued_function(self, node: Expression) -> str:
+        """Name of a generated function returning the condition's True, False or None."""
+        return self.function(lambda: self.three_valued(node))
+
+    def three_valued(self, node: Expression) -> str:
+        """Source for the condition's True, False or None that evaluates each operand once.
+
+        Used where a condition's value is needed whole (as a comparison operand, or in a function
+        of its own); the TRUE/FALSE pair would evaluate a nested function twice per level.
+        """
+        if self.level >= _LEVELS_PER_FUNCTION:
+            return f"{self.three_valued_function(node)}(m)"
+        self.level += 1
+        try:
+            match node:
+                case Identifier():
+                    return f"_truth({self.value(node)})"
+                case Not(operand=operand):
+                    return f"_not({self.three_valued(operand)})"
+                case And(operands=operands):
+                    return f"_and({', '.join(map(self.three_valued, operands))})"
+                case Or(operands=operands):
+                    return f"_or({', '.join(map(self.three_valued, operands))})"
+                case Comparison(operator=operator, left=left, right=right):
+                    return f"_compare({operator.value!r}, {self.value(left)}, {self.value(right)})"
+            # Literals, BETWEEN, IN, LIKE, IS NULL: their tests read only values, never conditions.
+            true, false = self.inline_condition(node)
+            return f"(True if {true} else False if {false} else None)"
+        finally:
+            self.level -= 1
+
     def value(self, node: Expression) -> str:
         """Source for the node's value: a Java-typed value, None (NULL) or TYPE_ERROR."""
+        if not isinstance(node, Literal | Identifier | Unary | Arithmetic):
+            # A condition used as a value, as in (a = 1) = (b = 2), is evaluated once in a
+            # function of its own: inlining both its TRUE and FALSE tests here would double the
+            # code at every such level.
+            return f"{self.three_valued_function(node)}(m)"
+        if self.level >= _LEVELS_PER_FUNCTION:
+            return f"{self.function(lambda: self.value(node))}(m)"
+        self.level += 1
+        try:
+            return self.inline_value(node)
+        finally:
+            self.level -= 1
+
+    def inline_value(self, node: Literal | Identifier | Unary | Arithmetic) -> str:
         match node:
             case Literal(value=value):
                 return self.literal(value)
@@ -177,13 +243,22 @@ class _Generator:
                 )
                 table = _ARITHMETIC_TABLES[operator]
                 return f"{table}.get({pair}, _not_numbers)({held_left}, {held_right})"
-        true, false = self.condition(node)
-        return f"(True if {true} else False if {false} else None)"
+        raise TypeError(f"not a value node: {node!r}")
 
     # -- conditions ----------------------------------------------------------------------------
 
     def condition(self, node: Expression) -> tuple[str, str]:
         """Source for (node is TRUE, node is FALSE); both are Python bools."""
+        if self.level >= _LEVELS_PER_FUNCTION:
+            name = self.three_valued_function(node)
+            return f"({name}(m) is True)", f"({name}(m) is False)"
+        self.level += 1
+        try:
+            return self.inline_condition(node)
+        finally:
+            self.level -= 1
+
+    def inline_condition(self, node: Expression) -> tuple[str, str]:
         match node:
             case Literal(value=value):
                 assert type(value) is bool, "the parser admits only boolean literals as conditions"
@@ -234,7 +309,7 @@ class _Generator:
         self, operator: ComparisonOperator, left: Expression, right: Expression
     ) -> tuple[str, str]:
         if isinstance(left, Literal) and isinstance(right, Literal):
-            outcome = _java_numbers.compare(operator.value, left.value, right.value)
+            outcome = _runtime.compare(operator.value, left.value, right.value)
             return repr(outcome is True), repr(outcome is False)
         if isinstance(left, Literal):
             operator, left, right = operator.mirrored, right, left
@@ -387,9 +462,9 @@ def compile_selector(node: Expression, text: str) -> CompiledSelector:
     generator = _Generator()
     true, false = generator.condition(node)
     prologue = "    p = m._properties\n" if generator.reads_properties else ""
-    source = (
-        f"def is_true(m):\n{prologue}    return {true}\n\n"
-        f"def is_false(m):\n{prologue}    return {false}\n"
+    functions = [*generator.functions, ("is_true", true), ("is_false", false)]
+    source = "\n".join(
+        f"def {name}(m):\n{prologue}    return {expression}\n" for name, expression in functions
     )
     namespace = generator.namespace
     exec(compile(source, f"<selector {text[:60]!r}>", "exec"), namespace)

@@ -1,13 +1,13 @@
-"""Java's numeric promotion, comparison and arithmetic over selector values, as compiled code calls it.
+"""The run-time helpers compiled selectors call: Java numbers and SQL three-valued logic.
 
 Inside a compiled selector a value is NULL (``None``), a boolean, a String, ``TYPE_ERROR`` (the
 result of arithmetic on a String or boolean), or a number whose Python type tells its Java type:
 ``Byte``/``Short``/``Int`` and a plain ``int`` are Java ints, ``Long`` a long, ``Float`` a float,
 ``Double`` and a plain ``float`` doubles. Arithmetic returns plain ``int``/``float`` for int/double
-results so that the common case allocates nothing beyond the number itself. The functions here are
-pure and total: they never raise for any such values (Java's ArithmeticException on integer
-division by zero becomes NULL), and never look at a message.
-"""
+results so that the common case allocates nothing beyond the number itself. Conditions evaluated
+as a whole are True, False or None (UNKNOWN). The functions here are pure and total: they never
+raise for any such values (Java's ArithmeticException on integer division by zero becomes NULL),
+and never look at a message."""
 
 from __future__ import annotations
 
@@ -29,9 +29,13 @@ __all__ = [
     "TYPE_ERROR",
     "as_long",
     "compare",
+    "logical_and",
+    "logical_not",
+    "logical_or",
     "long_to_float32",
     "not_a_number",
     "not_numbers",
+    "truth",
 ]
 
 
@@ -305,3 +309,29 @@ PLUS: Final = {
     kind: (_identity_int, _identity_long, _identity_float, _identity_double)[rank]
     for kind, rank in _RANK.items()
 }
+
+
+# --- three-valued logic, for conditions evaluated as a whole (True, False, or None for UNKNOWN) --
+
+
+def truth(value: Any) -> bool | None:
+    """A value used as a condition: a boolean is itself, NULL is UNKNOWN, anything else FALSE."""
+    return value if value is None or type(value) is bool else False
+
+
+def logical_not(value: bool | None) -> bool | None:
+    return None if value is None else not value
+
+
+def logical_and(*values: bool | None) -> bool | None:
+    """The spec's AND table folded over the operands: FALSE wins, then UNKNOWN."""
+    if False in values:
+        return False
+    return None if None in values else True
+
+
+def logical_or(*values: bool | None) -> bool | None:
+    """The spec's OR table folded over the operands: TRUE wins, then UNKNOWN."""
+    if True in values:
+        return True
+    return None if None in values else False
