@@ -1,0 +1,37 @@
+"""The JMS client API: ``ConnectionFactory``, ``Connection``, ``Session``, ``MessageProducer``,
+``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
+and the ``Requestor`` helper for request/reply.
+
+One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
+``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
+delivery decisions are the broker's.
+"""
+
+from jms.client.browser import QueueBrowser
+from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
+from jms.client.consumer import MessageConsumer, MessageListener
+from jms.client.context import JMSConsumer, JMSContext, JMSProducer
+from jms.client.factory import ConnectionFactory
+from jms.client.options import ClientOptions
+from jms.client.producer import MessageProducer
+from jms.client.requestor import Requestor
+from jms.client.session import Session
+from jms.client.transport import Transport
+
+__all__ = [
+    "ClientOptions",
+    "Connection",
+    "ConnectionFactory",
+    "ConnectionMetaData",
+    "ExceptionListener",
+    "JMSConsumer",
+    "JMSContext",
+    "JMSProducer",
+    "MessageConsumer",
+    "MessageListener",
+    "MessageProducer",
+    "QueueBrowser",
+    "Requestor",
+    "Session",
+    "Transport",
+]

@@ -1,0 +1,77 @@
+"""``ConnectionFactory(url, **options)``: where connections come from.
+
+The URL picks the transport: ``memory://`` (the process's default in-process broker) or
+``memory://NAME`` (a named one, shared by every factory naming it). The options are
+``ClientOptions``'. The factory holds configuration only; each ``create_connection`` opens a new
+connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jms.broker import embedded_broker
+from jms.client.connection import Connection
+from jms.client.context import JMSContext
+from jms.client.inprocess import InProcessTransport
+from jms.client.options import ClientOptions
+from jms.client.transport import Transport
+from jms.errors import JMSException
+
+__all__ = ["ConnectionFactory"]
+
+_Opener = Callable[[str | None, str | None, str | None, Callable[[JMSException], None]], Transport]
+
+
+def _opener_for(url: str) -> _Opener:
+    if not isinstance(url, str):
+        raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
+    scheme = url.partition("://")[0]
+    if scheme == "memory":
+        embedded_broker(url)  # refuses a malformed name now rather than at the first connection
+        return lambda user, password, client_id, on_lost: InProcessTransport(
+            embedded_broker(url), user, password, client_id, on_lost
+        )
+    raise JMSException(
+        f"unsupported broker URL {url!r}: this provider connects to memory:// and memory://NAME"
+    )
+
+
+class ConnectionFactory:
+    """Creates connections (and JMS 2.0 contexts) to the broker at ``url``."""
+
+    def __init__(self, url: str = "memory://", **options: Any) -> None:
+        self._url = url
+        self._options = ClientOptions.from_keywords(options)
+        self._opener = _opener_for(url)
+
+    def __repr__(self) -> str:
+        return f"ConnectionFactory({self._url!r})"
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def create_connection(self, user: str | None = None, password: str | None = None) -> Connection:
+        """A new, stopped connection; without ``user`` the factory's ``user``/``password`` apply."""
+        if user is None:
+            user, password = self._options.user, self._options.password
+        options = self._options
+        return Connection(
+            lambda on_lost: self._opener(user, password, options.client_id, on_lost), options
+        )
+
+    def create_context(
+        self,
+        user: str | None = None,
+        password: str | None = None,
+        session_mode: int = JMSContext.AUTO_ACKNOWLEDGE,
+    ) -> JMSContext:
+        """A JMS 2.0 context: a new connection and one session in ``session_mode``."""
+        connection = self.create_connection(user, password)
+        try:
+            return JMSContext._open(connection, session_mode)
+        except BaseException:
+            connection.close()
+            raise

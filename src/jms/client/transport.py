@@ -1,0 +1,98 @@
+"""``Transport``: everything one client connection asks of a broker, as one small interface.
+
+The client API (connections, sessions, producers, consumers, browsers) is written once over this
+interface; ``memory://`` uses the in-process implementation, and a network transport (STOMP)
+implements the same methods with frames. What crosses it is deliberately wire-friendly:
+
+- outbound, stamped ``Message`` objects the transport must not keep (the caller may change them
+  after ``send`` returns; an in-process transport copies, a network one encodes with
+  ``jms.message.codec``), and plain values — ints for transaction, consumer and delivery ids,
+  ``ConsumerSpec`` for a subscription;
+- inbound, ``Delivery`` values (consumer id, delivery tag, sequence number, a message the client
+  now owns) pushed to the ``DeliverySink`` given with the consumer, from whatever thread the
+  transport runs (the broker's caller, or a socket reader), and ``BrowsePage`` values;
+- errors as ``jms.errors`` exceptions.
+
+Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
+far" is the session's bookkeeping. A transport never decides acknowledgement modes, never
+stamps headers, and never calls application code.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+
+from jms.broker import BrowsePage, ConsumerSpec, DeliverySink
+from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic
+
+__all__ = ["Transport"]
+
+
+class Transport(ABC):
+    """One open connection to a broker. Thread-safe: sessions on several threads share it."""
+
+    @abstractmethod
+    def set_client_id(self, client_id: str) -> None:
+        """Claim a client ID, unique on the broker (``InvalidClientIDException`` if taken)."""
+
+    @abstractmethod
+    def create_temporary_queue(self) -> TemporaryQueue:
+        """A new temporary queue owned by this connection."""
+
+    @abstractmethod
+    def create_temporary_topic(self) -> TemporaryTopic:
+        """A new temporary topic owned by this connection."""
+
+    @abstractmethod
+    def delete_temporary_destination(self, destination: Destination) -> None:
+        """Delete a temporary destination this connection created (it must have no consumers)."""
+
+    @abstractmethod
+    def send(self, message: Message, transaction_id: int | None) -> None:
+        """Send a stamped message, in a transaction when ``transaction_id`` is given."""
+
+    @abstractmethod
+    def begin(self) -> int:
+        """Open a broker-side transaction and return its id."""
+
+    @abstractmethod
+    def commit(self, transaction_id: int) -> None:
+        """Commit (``TransactionRolledBackException`` if the broker rolled back instead)."""
+
+    @abstractmethod
+    def rollback(self, transaction_id: int) -> None:
+        """Discard the transaction's sends and redeliver what it acknowledged."""
+
+    @abstractmethod
+    def add_consumer(self, spec: ConsumerSpec, sink: DeliverySink) -> int:
+        """Subscribe; deliveries go to ``sink`` (possibly before this returns). Returns its id."""
+
+    @abstractmethod
+    def remove_consumer(self, consumer_id: int) -> None:
+        """Stop deliveries to a consumer; once this returns, ``sink`` gets no more."""
+
+    @abstractmethod
+    def credit(self, consumer_id: int, count: int) -> None:
+        """The application took ``count`` deliveries of this consumer: it may be sent more."""
+
+    @abstractmethod
+    def acknowledge(self, tags: Iterable[int], transaction_id: int | None = None) -> None:
+        """Consume these deliveries (at the transaction's commit when one is given)."""
+
+    @abstractmethod
+    def requeue(self, delivered: Iterable[int] = (), undelivered: Iterable[int] = ()) -> None:
+        """Give deliveries back: ``delivered`` ones failed (redelivery), ``undelivered`` ones
+        never reached the application (returned unchanged, credit restored)."""
+
+    @abstractmethod
+    def unsubscribe(self, name: str) -> None:
+        """Delete this connection's client ID's durable subscription ``name``."""
+
+    @abstractmethod
+    def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
+        """A page of the messages ``queue`` holds, from sequence number ``start_seq`` on."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection at the broker. Idempotent."""
