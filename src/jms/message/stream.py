@@ -4,7 +4,8 @@ Unlike a BytesMessage the stream remembers each value's Java type, and reads con
 spec's Stream table (a long cannot be read as a short). It follows the same write-only / reset /
 read-only state machine; a failed read (bad conversion, end of stream) leaves the position where
 it was. A ``byte[]`` value may be read in chunks with ``read_bytes``; once started, the field must
-be read to its end (the call that returns -1) before the next value.
+be read to its last byte before another value is read ("the full value of the field must be read
+before it is valid to read the next field"); a further ``read_bytes`` then returns -1.
 """
 
 from __future__ import annotations
@@ -64,24 +65,32 @@ class StreamMessage(Message):
             )
         self._values.append(value)
 
-    def _read(self, target: str) -> Any:
+    def _next_index(self, target: str) -> int:
+        """Where the value the next read of a ``target`` gets is; raises if there is none."""
         if not self._reading:
             raise MessageNotReadableException(
                 f"cannot read a {target}: this StreamMessage is write-only; call reset() first"
             )
+        index = self._index
         if self._bytes_read != _NOT_IN_BYTES_FIELD:
-            raise MessageFormatException(
-                f"cannot read a {target}: the byte[] value at position {self._index} was only "
-                "partly read; call read_bytes until it returns -1 first"
-            )
-        if self._index >= len(self._values):
+            if self._bytes_read < len(self._values[index]):
+                raise MessageFormatException(
+                    f"cannot read a {target}: the byte[] value at position {index} was only "
+                    "partly read; call read_bytes until it has all been read first"
+                )
+            index += 1  # that byte[] value was read to its last byte: it is done
+        if index >= len(self._values):
             raise MessageEOFException(
-                f"cannot read a {target}: the stream has no value at position {self._index} "
+                f"cannot read a {target}: the stream has no value at position {index} "
                 f"(it holds {len(self._values)})"
             )
+        return index
+
+    def _read(self, target: str) -> Any:
+        index = self._next_index(target)
         # convert raises before the position moves, so a failed read can be retried as another type.
-        value = convert(self._values[self._index], target, f"stream value {self._index}")
-        self._index += 1
+        value = convert(self._values[index], target, f"stream value {index}")
+        self._index, self._bytes_read = index + 1, _NOT_IN_BYTES_FIELD
         return value
 
     # -- reads --------------------------------------------------------------------------------
@@ -115,25 +124,25 @@ class StreamMessage(Message):
 
     def read_object(self) -> Any:
         """The next value as written, typed (``Int(5)``, ``Char('x')``, ``bytes``), or None."""
-        if (
-            self._reading
-            and self._bytes_read == _NOT_IN_BYTES_FIELD
-            and self._index < len(self._values)
-        ):
-            value = self._values[self._index]
-            self._index += 1
-            return value
-        return self._read("object")
+        index = self._next_index("object")
+        self._index, self._bytes_read = index + 1, _NOT_IN_BYTES_FIELD
+        return self._values[index]
 
-    def read_bytes(self, buffer: bytearray) -> int:
-        """Read the next chunk of the current byte[] value into ``buffer``.
+    def read_bytes(self, buffer: bytearray, length: int | None = None) -> int:
+        """Read the next chunk of the current byte[] value into ``buffer[:length]`` (default: all
+        of it).
 
-        Returns the number of bytes copied; a count smaller than ``len(buffer)`` means the value
-        ended, and the next call returns -1 and moves to the following value. A null value
-        returns -1 at once.
+        Returns the number of bytes copied; once the value has been read to its end the next call
+        returns -1 and moves to the following value. A null value returns -1 at once, an empty
+        one 0 and then -1.
         """
         if not isinstance(buffer, bytearray):
             raise TypeError(f"read_bytes fills a bytearray, got {type(buffer).__name__}")
+        wanted = len(buffer) if length is None else length
+        if not 0 <= wanted <= len(buffer):
+            raise ValueError(
+                f"read_bytes length {length} must be between 0 and the buffer size {len(buffer)}"
+            )
         if not self._reading:
             raise MessageNotReadableException(
                 "cannot read bytes: this StreamMessage is write-only; call reset() first"
@@ -153,13 +162,12 @@ class StreamMessage(Message):
                     "which cannot be read as byte[]"
                 )
             self._bytes_read = 0
-        else:
-            if self._bytes_read == len(self._values[self._index]):
-                self._bytes_read = _NOT_IN_BYTES_FIELD
-                self._index += 1
-                return -1
+        elif self._bytes_read == len(self._values[self._index]):
+            self._bytes_read = _NOT_IN_BYTES_FIELD
+            self._index += 1
+            return -1
         field = self._values[self._index]
-        count = min(len(buffer), len(field) - self._bytes_read)
+        count = min(wanted, len(field) - self._bytes_read)
         buffer[:count] = field[self._bytes_read : self._bytes_read + count]
         self._bytes_read += count
         return count
