@@ -27,7 +27,10 @@ _header_characters = st.one_of(
     st.sampled_from(["\\", ":", "\n", "\r", "\x00", " ", "c", "n", "r", "é", "名"]),
     st.characters(codec="utf-8"),
 )
-_header_texts = st.text(_header_characters, max_size=12)
+# Each text ends with one of the characters whose place at the end of a line matters, often.
+_header_texts = st.tuples(
+    st.text(_header_characters, max_size=12), st.sampled_from(["", "\\", ":", "\n", "\r", " "])
+).map("".join)
 
 
 def writable(command: str, version: Version, name: str, value: str) -> bool:
