@@ -9,6 +9,10 @@ question, generated as source and compiled once. Identifier access is resolved h
 numeric literal compiles to a plain Python comparison when Java's promotion cannot change its
 outcome for any operand type (checked per literal below), and to a call into ``_runtime``
 otherwise; LIKE becomes a string method or one precompiled regular expression, IN a frozenset.
+A condition needed whole (an operand of a comparison, or a subtree deeper than
+``_LEVELS_PER_FUNCTION``) becomes a generated function of its own that evaluates it to
+True/False/None with each operand evaluated once, so the code grows linearly with the selector and
+no expression nests deeper than Python's parser allows.
 
 Only data reaches the generated source through ``repr`` of names, strings and ints; every other
 constant is passed in the namespace, so selector text can never become code. This module must
