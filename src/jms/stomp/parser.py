@@ -13,6 +13,7 @@ touches a socket and knows nothing of connection state beyond the version in for
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum, auto
@@ -39,6 +40,7 @@ _CR: Final = 0x0D
 _NUL: Final = 0x00
 _LONGEST_COMMAND: Final = max(len(command) for command in CLIENT_COMMANDS | SERVER_COMMANDS)
 _HEART_BEAT: Final = HeartBeat()
+_BLANK_LINE: Final = re.compile(rb"\n\r?\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +71,7 @@ class FrameLimits:
 
 class _Expecting(Enum):
     COMMAND = auto()  # between frames: end-of-lines are heart-beats, anything else a command
-    HEADER_LINE = auto()
+    HEADER_SECTION = auto()
     BODY = auto()
 
 
@@ -93,7 +95,7 @@ class FrameParser:
         self._other_side_commands = SERVER_COMMANDS if sender is Role.CLIENT else CLIENT_COMMANDS
         self._buffer = bytearray()
         self._buffer_offset = 0  # stream offset of _buffer[0], for error messages
-        self._scanned = 0  # _buffer[:_scanned] is known to hold no LF (headers) or NUL (body)
+        self._scanned = 0  # where to search the buffer next (for a line end, blank line or NUL)
         self._expecting = _Expecting.COMMAND
         self._error: StompProtocolError | None = None
         # The frame being read.
@@ -101,7 +103,8 @@ class FrameParser:
         self._command = ""
         self._escaped = False
         self._headers: list[tuple[str, str]] = []
-        self._header_section_bytes = 0
+        self._headers_start = 0  # buffer index of the first header line
+        self._line_start = 0  # buffer index of the header line not yet ended by a line feed
         self._content_length: int | None = None
 
     @property
@@ -138,7 +141,7 @@ class FrameParser:
             heart_beat_or_none = self._start_frame()
             if self._expecting is _Expecting.COMMAND:
                 return heart_beat_or_none
-        if self._expecting is _Expecting.HEADER_LINE and not self._read_header_lines():
+        if self._expecting is _Expecting.HEADER_SECTION and not self._read_header_section():
             return None
         return self._read_body()
 
@@ -160,58 +163,55 @@ class FrameParser:
                 self._buffer_offset,
                 "a carriage return between frames is not followed by a line feed",
             )
-        self._expecting = _Expecting.HEADER_LINE
+        self._expecting = _Expecting.HEADER_SECTION
         self._frame_offset = self._buffer_offset
         self._command = ""
         self._headers = []
-        self._header_section_bytes = 0
         self._scanned = 0
         return None
 
-    def _read_header_lines(self) -> bool:
-        """Read every whole line buffered; True once the blank line ending the headers is read."""
+    def _read_header_section(self) -> bool:
+        """Read the command line as soon as it is whole, and the headers once the blank line
+        ending them is buffered; True when the header section has been read."""
         buffer = self._buffer
         limits = self.limits
-        while True:
-            line_end = buffer.find(b"\n", self._scanned)
-            if line_end < 0:
-                self._scanned = len(buffer)
-                self._check_partial_line(len(buffer))
-                return False
-            line_length = line_end - 1 if line_end and buffer[line_end - 1] == _CR else line_end
-            self._header_section_bytes += line_end + 1
-            if self._header_section_bytes > limits.max_header_section_bytes:
-                self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
-            if not self._command:
-                self._read_command(bytes(buffer[:line_length]))
-            elif line_length == 0:
-                self._consume(line_end + 1)
-                self._end_header_section()
-                return True
-            else:
-                if line_length > limits.max_header_line_bytes:
-                    self._fail(
-                        f"header line {len(self._headers) + 1} is longer than "
-                        f"{limits.max_header_line_bytes} bytes"
-                    )
-                self._read_header(bytes(buffer[:line_length]))
-            self._consume(line_end + 1)
-            self._scanned = 0
-
-    def _check_partial_line(self, pending: int) -> None:
-        limits = self.limits
+        search_from = self._scanned
         if not self._command:
-            if pending > _LONGEST_COMMAND + 1:
+            line_end = buffer.find(b"\n", search_from)
+            if line_end < 0:
+                if len(buffer) > _LONGEST_COMMAND + 1:
+                    self._fail(
+                        f"no STOMP command starts with {quote(bytes(buffer[: _LONGEST_COMMAND + 2]))}"
+                    )
+                self._scanned = len(buffer)
+                return False
+            command_end = line_end - 1 if line_end and buffer[line_end - 1] == _CR else line_end
+            self._read_command(bytes(buffer[:command_end]))
+            self._headers_start = self._line_start = line_end + 1
+            search_from = line_end  # the blank line may follow the command line at once
+        blank_line = _BLANK_LINE.search(buffer, search_from)
+        if blank_line is None:
+            last_line_end = buffer.rfind(b"\n", search_from)
+            if last_line_end >= self._line_start:
+                self._line_start = last_line_end + 1
+            if len(buffer) - self._line_start > limits.max_header_line_bytes + 1:
+                number = buffer.count(b"\n", self._headers_start, self._line_start) + 1
                 self._fail(
-                    f"no STOMP command starts with {quote(bytes(self._buffer[: _LONGEST_COMMAND + 2]))}"
+                    f"header line {number} is longer than {limits.max_header_line_bytes} bytes"
                 )
-            return
-        if pending > limits.max_header_line_bytes + 1:
-            self._fail(
-                f"header line {len(self._headers) + 1} is longer than {limits.max_header_line_bytes} bytes"
-            )
-        if self._header_section_bytes + pending > limits.max_header_section_bytes:
+            if len(buffer) > limits.max_header_section_bytes:
+                self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
+            # Look again from the last two bytes: a blank line may straddle the next chunk.
+            self._scanned = max(len(buffer) - 2, self._headers_start - 1)
+            return False
+        section_end = blank_line.end()
+        if section_end > limits.max_header_section_bytes:
             self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
+        if blank_line.start() >= self._headers_start:
+            self._read_headers(bytes(buffer[self._headers_start : blank_line.start()]).split(b"\n"))
+        self._consume(section_end)
+        self._end_header_section()
+        return True
 
     def _read_command(self, line: bytes) -> None:
         command = self._commands.get(line)
@@ -225,33 +225,43 @@ class FrameParser:
         self._command = command
         self._escaped = self.version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
 
-    def _read_header(self, line: bytes) -> None:
-        number = len(self._headers) + 1
-        if number > self.limits.max_headers:
-            self._fail(f"more than {self.limits.max_headers} headers")
-        colon = line.find(b":")
-        if colon < 0:
-            self._fail(f"header line {number} {quote(line)} has no colon")
-        if colon == 0:
-            self._fail(f"header line {number} {quote(line)} has an empty name")
-        if line[-1] == _CR:
-            self._fail(
-                f"header line {number} {quote(line)} ends with a carriage return before its end-of-line"
-            )
-        try:
-            name = line[:colon].decode("utf-8")
-            value = line[colon + 1 :].decode("utf-8")
-        except UnicodeDecodeError as error:
-            self._fail(
-                f"header line {number} {quote(line)} is not UTF-8 ({error.reason} at byte {error.start})"
-            )
-        if self._escaped:
+    def _read_headers(self, lines: list[bytes]) -> None:
+        """Read the header lines of a whole header section (never empty: a blank line ends it)."""
+        limits = self.limits
+        max_line_bytes = limits.max_header_line_bytes
+        escaped = self._escaped
+        version = self.version
+        headers = self._headers
+        for number, line in enumerate(lines, 1):
+            if line[-1] == _CR:
+                line = line[:-1]
+            if len(line) > max_line_bytes:
+                self._fail(f"header line {number} is longer than {max_line_bytes} bytes")
+            if number > limits.max_headers:
+                self._fail(f"more than {limits.max_headers} headers")
+            name_bytes, colon, value_bytes = line.partition(b":")
+            if not colon:
+                self._fail(f"header line {number} {quote(line)} has no colon")
+            if not name_bytes:
+                self._fail(f"header line {number} {quote(line)} has an empty name")
+            if line[-1] == _CR:
+                self._fail(
+                    f"header line {number} {quote(line)} ends with a carriage return before its end-of-line"
+                )
             try:
-                name = unescape_header(name, self.version)
-                value = unescape_header(value, self.version)
-            except StompProtocolError as error:
-                self._fail(f"header line {number}: {error.message}")
-        self._headers.append((name, value))
+                name = name_bytes.decode("utf-8")
+                value = value_bytes.decode("utf-8")
+            except UnicodeDecodeError as error:
+                self._fail(
+                    f"header line {number} {quote(line)} is not UTF-8 ({error.reason} at byte {error.start})"
+                )
+            if escaped and b"\\" in line:
+                try:
+                    name = unescape_header(name, version)
+                    value = unescape_header(value, version)
+                except StompProtocolError as error:
+                    self._fail(f"header line {number}: {error.message}")
+            headers.append((name, value))
 
     def _end_header_section(self) -> None:
         self._expecting = _Expecting.BODY
