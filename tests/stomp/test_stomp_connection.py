@@ -244,6 +244,11 @@ def test_required_headers_differ_by_version(
     assert [" or ".join(group) for group in required_headers(command, version)] == names
 
 
+def test_a_required_header_with_an_empty_value_is_present() -> None:
+    [frame] = connected().feed(b"SEND\ndestination:\n\n\x00")
+    assert frame == Frame("SEND", (("destination", ""),))
+
+
 def test_1_0_unsubscribe_takes_a_destination_instead_of_an_id() -> None:
     connection = connected(Version.V1_0)
     [frame] = connection.feed(b"UNSUBSCRIBE\ndestination:/q\n\n\x00")

@@ -79,7 +79,7 @@ def test_a_matching_content_length_is_kept_where_it_is() -> None:
 
 
 def test_a_wrong_content_length_is_refused() -> None:
-    with pytest.raises(ValueError, match="content-length:3 but its body has 2 bytes"):
+    with pytest.raises(ValueError, match="content-length:'3' but its body has 2 bytes"):
         Frame("SEND", (("content-length", "3"),), b"ab").to_bytes(Version.V1_2)
 
 

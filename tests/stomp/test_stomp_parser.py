@@ -31,9 +31,10 @@ def test_a_body_not_followed_by_nul_where_content_length_says_is_refused() -> No
         parse(b"SEND\ncontent-length:3\n\nabcd\x00")
 
 
-def test_crlf_ends_every_line() -> None:
+@pytest.mark.parametrize("version", [Version.V1_0, Version.V1_1, Version.V1_2])
+def test_crlf_ends_every_line_in_every_version(version: Version) -> None:
     data = b"\r\nSEND\r\ndestination:/queue/a\r\n\r\nhello\x00\r\n"
-    assert parse(data) == [HeartBeat(), SEND, HeartBeat()]
+    assert parse(data, version=version) == [HeartBeat(), SEND, HeartBeat()]
 
 
 def test_end_of_lines_between_frames_are_heart_beats() -> None:
@@ -191,10 +192,11 @@ def test_a_command_line_longer_than_any_command_is_refused_before_its_end() -> N
     "data",
     [b"SUBSCRIBE\nid:1\n\nx", b"ACK\nid:1\ncontent-length:1\n\nx\x00", b"CONNECTED\n\nx\x00"],
 )
-def test_only_send_message_and_error_may_have_a_body(data: bytes) -> None:
+@pytest.mark.parametrize("version", [Version.V1_0, Version.V1_1, Version.V1_2])
+def test_only_send_message_and_error_may_have_a_body(data: bytes, version: Version) -> None:
     role = Role.SERVER if data.startswith(b"CONNECTED") else Role.CLIENT
     with pytest.raises(StompProtocolError, match="may not have a body"):
-        parse(data, role)
+        parse(data, role, version)
 
 
 def test_an_empty_content_length_body_is_fine_on_any_frame() -> None:

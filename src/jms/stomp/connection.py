@@ -15,12 +15,13 @@ the events that come out, and it writes what ``accept``, ``send`` and ``send_err
   for the server to authenticate and answer with ``accept()`` (the CONNECTED frame) or an ERROR.
   Reading further events while CONNECTING is a ``StompUsageError``: the version the next frames
   are read in is not in force until CONNECTED is written.
-- CONNECTED: every client frame except CONNECT/STOMP, checked for the headers its version
-  requires, comes out as the ``Frame`` itself. DISCONNECT moves to DISCONNECTED, where the
+- CONNECTED: every client frame except CONNECT/STOMP comes out as the ``Frame`` itself, once
+  checked for the headers its version requires (``required_headers``), SUBSCRIBE for a known
+  ``ack`` mode and NACK for a version that has it. DISCONNECT moves to DISCONNECTED, where the
   server may still send the RECEIPT it asked for; any further frame is a protocol error.
 - CLOSED: after an ERROR (the spec has the server close right after it); nothing more is read
   or written.
-- End-of-lines between frames come out as ``HeartBeat`` in every state.
+- End-of-lines between frames come out as ``HeartBeat`` in every state but CLOSED.
 
 Two rules keep it honest. Everything that decides whether a frame is acceptable in the current
 state lives here, and nothing about what frames mean (destinations, subscriptions, transactions,

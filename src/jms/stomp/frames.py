@@ -132,7 +132,7 @@ class Frame:
                 has_content_length = True
                 if parse_content_length(value) != len(body):
                     raise ValueError(
-                        f"{command} frame says content-length:{value} but its body has {len(body)} bytes"
+                        f"{command} frame says content-length:{quote(value)} but its body has {len(body)} bytes"
                     )
         if body and not has_content_length:
             parts += ("content-length:", str(len(body)), "\n")
@@ -151,6 +151,7 @@ def _unrepresentable(command: str, name: str, value: str, version: Version) -> s
     )
 
 
+# Backslash first, so the backslashes the other escapes introduce are not escaped again.
 _ESCAPES: Final = {
     Version.V1_1: {"\\": "\\\\", "\n": "\\n", ":": "\\c"},
     Version.V1_2: {"\\": "\\\\", "\r": "\\r", "\n": "\\n", ":": "\\c"},
