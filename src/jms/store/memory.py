@@ -75,8 +75,9 @@ class MemoryStore(MessageStore):
         with self._lock:
             self._check_open()
             planned_sequences: dict[str, int] = {}
+            planned_subscriptions = set(self._subscriptions)
             for operation in batch:
-                self._validate(operation, planned_sequences)
+                self._validate(operation, planned_sequences, planned_subscriptions)
             for operation in batch:
                 self._apply(operation)
         return DONE
@@ -109,9 +110,15 @@ class MemoryStore(MessageStore):
         if self._closed:
             raise IllegalStateException("this MemoryStore is closed")
 
-    def _validate(self, operation: StoreOperation, planned_sequences: dict[str, int]) -> None:
+    def _validate(
+        self,
+        operation: StoreOperation,
+        planned_sequences: dict[str, int],
+        planned_subscriptions: set[str],
+    ) -> None:
         """Refuse a batch that contradicts the store, before applying any of it (atomicity).
-        ``planned_sequences`` tracks the batch's own appends, which must grow too."""
+        The ``planned_*`` arguments follow the batch's own effects: its appends must grow too,
+        and a subscription it deletes may be saved again (a replaced durable subscription)."""
         if isinstance(operation, AppendMessage):
             last = planned_sequences.get(operation.log, self._last_sequences.get(operation.log, 0))
             if operation.seq <= last:
@@ -122,8 +129,11 @@ class MemoryStore(MessageStore):
             planned_sequences[operation.log] = operation.seq
         elif isinstance(operation, SaveSubscription):
             key = operation.subscription.key
-            if key in self._subscriptions:
+            if key in planned_subscriptions:
                 raise IllegalStateException(f"store: durable subscription {key!r} already exists")
+            planned_subscriptions.add(key)
+        elif isinstance(operation, DeleteSubscription):
+            planned_subscriptions.discard(operation.key)
 
     def _apply(self, operation: StoreOperation) -> None:
         if isinstance(operation, AppendMessage):
