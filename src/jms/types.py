@@ -134,10 +134,12 @@ class Float(float):
     def __new__(cls, value: object = 0.0) -> Float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise TypeError(f"Float() takes a number, got {type(value).__name__} {value!r}")
-        as_double = float(value)
-        rounded = round_to_float32(as_double)
-        if math.isinf(rounded) and not math.isinf(as_double):
-            raise ValueError(f"{value!r} is out of range for a Java float (±3.4028235E38)")
+        try:
+            rounded = round_to_float32(float(value))
+        except OverflowError:  # an int too large even for a double
+            rounded = math.inf
+        if math.isinf(rounded) and not (isinstance(value, float) and math.isinf(value)):
+            raise ValueError(f"{value!r:.40} is out of range for a Java float (±3.4028235E38)")
         return super().__new__(cls, rounded)
 
     def __repr__(self) -> str:
@@ -155,7 +157,12 @@ class Double(float):
     def __new__(cls, value: object = 0.0) -> Double:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise TypeError(f"Double() takes a number, got {type(value).__name__} {value!r}")
-        return super().__new__(cls, float(value))
+        try:
+            return super().__new__(cls, float(value))
+        except OverflowError:
+            raise ValueError(
+                f"{value!r:.40} is out of range for a Java double (±1.7976931348623157E308)"
+            ) from None
 
     def __repr__(self) -> str:
         return f"Double({float(self)!r})"

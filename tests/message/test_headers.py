@@ -182,3 +182,48 @@ def test_clear_body_keeps_headers():
     assert message.get_text() is None
     assert message.get_jms_type() == "t" and message.get_jms_message_id() == "ID:1"
     assert message.get_int_property("n") == 1
+
+
+def _names(pattern: str, verbs: tuple[str, ...], types: str) -> list[str]:
+    return [pattern.format(verb, kind) for verb in verbs for kind in types.split()]
+
+
+PROPERTY_TYPES = "boolean byte short int long float double string object"
+BODY_TYPES = "boolean byte short char int long float double string bytes object"
+API_METHODS = {
+    Message: [
+        *_names("{}_jms_{}", ("get", "set"), "message_id timestamp correlation_id reply_to"),
+        *_names("{}_jms_{}", ("get", "set"), "correlation_id_as_bytes destination delivery_mode"),
+        *_names("{}_jms_{}", ("get", "set"), "redelivered type expiration delivery_time priority"),
+        *_names("{}_{}_property", ("get", "set"), PROPERTY_TYPES),
+        "clear_properties",
+        "property_exists",
+        "get_property_names",
+        "acknowledge",
+        "clear_body",
+        "get_body",
+        "is_body_assignable_to",
+    ],
+    TextMessage: ["get_text", "set_text"],
+    ObjectMessage: ["get_object", "set_object"],
+    BytesMessage: [
+        *_names("{}_{}", ("read", "write"), "boolean byte short char int long float double"),
+        *_names("{}_{}", ("read", "write"), "utf bytes"),
+        "read_unsigned_byte",
+        "read_unsigned_short",
+        "write_object",
+        "get_body_length",
+        "reset",
+    ],
+    MapMessage: [*_names("{}_{}", ("get", "set"), BODY_TYPES), "get_map_names", "item_exists"],
+    StreamMessage: [*_names("{}_{}", ("read", "write"), BODY_TYPES), "reset"],
+}
+
+
+@pytest.mark.parametrize("cls", API_METHODS, ids=lambda c: c.__name__)
+def test_every_method_of_the_spec_under_its_snake_case_name(cls):
+    # API.md: "Every method of the Jakarta Messaging API that the spec describes exists under its
+    # snake_case name."
+    missing = [name for name in API_METHODS[cls] if not callable(getattr(cls, name, None))]
+    assert missing == []
+    assert len(API_METHODS[cls]) > 1

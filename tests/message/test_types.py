@@ -138,6 +138,14 @@ def test_float_of_a_finite_value_beyond_float_range_is_a_value_error():
             Float(too_big)
 
 
+@pytest.mark.parametrize("cls", [Float, Double])
+@pytest.mark.parametrize("huge", [10**400, -(10**400)])
+def test_an_int_beyond_double_range_is_a_value_error(cls, huge):
+    # Not an OverflowError leaking out of float(): out of range is ValueError, as for Byte(300).
+    with pytest.raises(ValueError):
+        cls(huge)
+
+
 def test_double_takes_numbers_and_not_bool():
     assert Double(1) == 1.0 and type(Double(1)) is Double
     with pytest.raises(TypeError):
