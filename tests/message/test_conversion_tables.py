@@ -20,6 +20,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jms import MapMessage, Message, MessageFormatException, StreamMessage
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
@@ -473,3 +475,94 @@ def test_string_property_read_as_float_follows_float_valueof(text, value):
     message.set_string_property("p", text)
     result = message.get_float_property("p")
     assert (math.isnan(result) and math.isnan(value)) or result == value
+
+
+# ---------------------------------------------------------------------------------------------
+# Property-based: the tables hold for every value, not just the samples above
+
+TYPED_VALUES = {
+    "boolean": st.booleans(),
+    "byte": st.integers(-128, 127).map(Byte),
+    "short": st.integers(-(2**15), 2**15 - 1).map(Short),
+    "int": st.integers(-(2**31), 2**31 - 1).map(Int),
+    "long": st.integers(-(2**63), 2**63 - 1).map(Long),
+    "float": st.floats(width=32).map(Float),
+    "double": st.floats().map(Double),
+    "String": st.text(st.characters(codec=None, exclude_categories=())),
+    "char": st.integers(0, 0xFFFF).map(lambda code: Char(chr(code))),
+    "byte[]": st.binary(),
+}
+
+
+def same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a == b
+
+
+@given(st.sampled_from(PROPERTY_TYPES).flatmap(lambda t: st.tuples(st.just(t), TYPED_VALUES[t])))
+def test_any_property_read_as_string_and_back_is_the_same_value(typed):
+    # Every row reads as String, and a String reads as every column by valueOf: the String form
+    # of a value must read back as that value (Float/Double.toString against Float/Double.valueOf).
+    row, value = typed
+    message = Message()
+    message.set_object_property("p", value)
+    text = message.get_string_property("p")
+    message.set_string_property("p", text)
+    assert same_value(getattr(message, PROPERTY_GETTERS[row])("p"), value)
+
+
+@given(
+    st.sampled_from([t for t in BODY_TYPES if t not in ("char", "byte[]")]).flatmap(
+        lambda t: st.tuples(st.just(t), TYPED_VALUES[t])
+    )
+)
+def test_any_map_and_stream_value_read_as_string_and_back_is_the_same_value(typed):
+    row, value = typed
+    map_message, stream_message = MapMessage(), StreamMessage()
+    map_message.set_object("v", value)
+    stream_message.write_object(value)
+    stream_message.reset()
+    text = stream_message.read_string()
+    assert text == map_message.get_string("v")
+    map_message.set_string("v", text)
+    again = StreamMessage()
+    again.write_string(text)
+    again.reset()
+    assert same_value(getattr(map_message, MAP_GETTERS[row])("v"), value)
+    assert same_value(getattr(again, STREAM_READERS[row])(), value)
+
+
+WIDENINGS = [(row, column) for row in PROPERTY_TYPES for column in PROPERTY_TABLE[row]]
+WIDENINGS = [(r, c) for r, c in WIDENINGS if r != c and "String" not in (r, c)]
+
+
+@given(
+    st.sampled_from(WIDENINGS).flatmap(lambda cell: st.tuples(st.just(cell), TYPED_VALUES[cell[0]]))
+)
+def test_any_widening_keeps_the_value(typed):
+    (_row, column), value = typed
+    message = Message()
+    message.set_object_property("p", value)
+    assert same_value(getattr(message, PROPERTY_GETTERS[column])("p"), value)
+
+
+REFUSED = [(r, c) for r in BODY_TYPES for c in BODY_TYPES if c not in BODY_TABLE[r]]
+
+
+@given(
+    st.sampled_from(REFUSED).flatmap(lambda cell: st.tuples(st.just(cell), TYPED_VALUES[cell[0]]))
+)
+def test_any_refused_cell_refuses_every_value(typed):
+    (_row, column), value = typed
+    map_message, stream_message = MapMessage(), StreamMessage()
+    map_message.set_object("v", value)
+    stream_message.write_object(value)
+    stream_message.reset()
+    with pytest.raises(MessageFormatException):
+        getattr(map_message, MAP_GETTERS[column])("v")
+    with pytest.raises(MessageFormatException):
+        stream_read(stream_message, column)
+    assert same_value(stream_message.read_object(), value)
