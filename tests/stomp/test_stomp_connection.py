@@ -103,8 +103,12 @@ def test_reading_on_before_answering_the_connect_request_is_a_usage_error() -> N
     assert isinstance(next(events), ConnectRequest)
     with pytest.raises(StompUsageError, match="answer it with accept"):
         next(events)
+    more = connection.feed(b"SEND\ndestination:/q\n\n\x00")  # buffering more is fine
     with pytest.raises(StompUsageError, match="answer it with accept"):
-        connection.feed(b"")
+        next(more)
+    connection.accept()
+    resumed = connection.feed(b"")
+    assert [event.command for event in resumed if isinstance(event, Frame)] == ["SEND", "SEND"]
 
 
 def test_frames_pipelined_after_connect_are_read_in_the_negotiated_version() -> None:

@@ -169,7 +169,8 @@ class ServerConnection:
         (``StompUsageError`` otherwise). Raises ``StompProtocolError`` while iterating when the
         client broke the protocol.
         """
-        self._check_readable()
+        if self.state is ServerState.CLOSED:
+            raise StompUsageError("the connection is closed; nothing more is read from it")
         return self._events(self._parser.feed(data))
 
     def _events(
