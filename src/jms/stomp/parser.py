@@ -271,7 +271,7 @@ class FrameParser:
             if name == "content-length":
                 length = parse_content_length(value)
                 if length is None:
-                    self._fail(f"content-length {value!r} is not a byte count")
+                    self._fail(f"content-length {quote(value)} is not a byte count")
                 if length > self.limits.max_body_bytes:
                     self._fail(
                         f"content-length {length} exceeds the {self.limits.max_body_bytes}-byte body limit"
