@@ -1,7 +1,7 @@
 """``MessageConsumer``: receives messages synchronously (``receive``) or through a listener.
 
 Deliveries arrive in a bounded prefetch buffer (the broker sends at most ``prefetch`` ahead of
-what the application took) guarded by the session's condition; ``receive`` takes from it while
+what the application took), ordered by priority and guarded by the session's condition; ``receive`` takes from it while
 the connection is started, and the session's listener thread does the same for consumers with a
 listener. Each taken message is handed to the session, which makes it read-only, installs the
 acknowledgement, and acknowledges it as the session's mode says. Iterating a consumer receives
@@ -30,13 +30,46 @@ __all__ = ["MessageConsumer", "MessageListener"]
 MessageListener = Callable[[Message], Any]
 
 
+class _PrefetchBuffer:
+    """Deliveries held for the application: highest ``JMSPriority`` first, FIFO within one — so
+    priority holds inside the prefetch window too, not only in the broker's backlog."""
+
+    __slots__ = ("_count", "_lanes")
+
+    def __init__(self) -> None:
+        self._lanes: list[deque[Delivery]] = [deque() for _ in range(10)]
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, delivery: Delivery) -> None:
+        self._lanes[delivery.message.get_jms_priority()].append(delivery)
+        self._count += 1
+
+    def popleft(self) -> Delivery:
+        for lane in reversed(self._lanes):
+            if lane:
+                self._count -= 1
+                return lane.popleft()
+        raise IndexError("pop from an empty prefetch buffer")
+
+    def take_all(self) -> list[Delivery]:
+        """Everything held, in the order it would have been taken; the buffer is left empty."""
+        taken = [delivery for lane in reversed(self._lanes) for delivery in lane]
+        for lane in self._lanes:
+            lane.clear()
+        self._count = 0
+        return taken
+
+
 class MessageConsumer:
     """Receives from one queue or topic subscription; see the module docstring."""
 
     def __init__(self, session: Session, spec: ConsumerSpec) -> None:
         self._session = session
         self._spec = spec
-        self._buffer: deque[Delivery] = deque()
+        self._buffer = _PrefetchBuffer()
         self._listener: MessageListener | None = None
         self._closed = False
         self._uncredited = 0
@@ -137,9 +170,7 @@ class MessageConsumer:
 
     def _drain(self) -> list[int]:
         with self._session._condition:
-            tags = [delivery.tag for delivery in self._buffer]
-            self._buffer.clear()
-        return tags
+            return [delivery.tag for delivery in self._buffer.take_all()]
 
     def _took_one(self) -> None:
         self._uncredited += 1
