@@ -132,7 +132,7 @@ def test_random_bytes_give_frames_or_a_protocol_error(
     check_parser_on(role, version, data, cut_at)
 
 
-@settings(max_examples=400)
+@settings(max_examples=250)
 @given(st.data(), roles, versions, cuts)
 def test_mutated_streams_give_frames_or_a_protocol_error(
     data: st.DataObject, role: Role, version: Version, cut_at: list[int]
