@@ -37,7 +37,13 @@ def test_higher_priority_first_fifo_within_a_priority(
 ) -> None:
     consumer = _stopped_consumer(connection, destination)
     producer = connection.create_session().create_producer(destination)
-    for text, priority in [("low-1", 1), ("high-1", 9), ("normal-1", 4), ("high-2", 9), ("low-2", 1)]:
+    for text, priority in [
+        ("low-1", 1),
+        ("high-1", 9),
+        ("normal-1", 4),
+        ("high-2", 9),
+        ("low-2", 1),
+    ]:
         producer.send(TextMessage(text), priority=priority)
     connection.start()
     assert _texts(consumer) == ["high-1", "high-2", "normal-1", "low-1", "low-2"]
@@ -155,7 +161,10 @@ def test_a_group_goes_to_one_consumer_and_keeps_its_sequence(connection: Connect
 def test_the_group_sequence_property_arrives_unchanged(session: Session) -> None:
     session.create_producer(ORDERS).send(_grouped("x", "G", 7))
     received = session.create_consumer(ORDERS).receive(1000)
-    assert (received.get_string_property("JMSXGroupID"), received.get_object_property("JMSXGroupSeq")) == (
+    assert (
+        received.get_string_property("JMSXGroupID"),
+        received.get_object_property("JMSXGroupSeq"),
+    ) == (
         "G",
         7,
     )
