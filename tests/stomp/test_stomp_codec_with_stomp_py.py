@@ -20,9 +20,12 @@ TRICKY_VALUE = "a:b\nc\\d\re"
 MESSAGE_BODY = b"hi\x00there"
 
 
-def serve_one_client(listener: socket.socket, received: list[Frame | ConnectRequest]) -> None:
-    """Answer one client with only the state machine: CONNECTED, a MESSAGE per SUBSCRIBE, a
-    RECEIPT for every ``receipt`` header; stop after DISCONNECT."""
+def serve_one_client(
+    listener: socket.socket, received: list[Frame | ConnectRequest], header_value: str
+) -> None:
+    """Answer one client with only the state machine: CONNECTED, a MESSAGE (with a ``key``
+    header of ``header_value``) per SUBSCRIBE, a RECEIPT for every ``receipt`` header; stop
+    after DISCONNECT."""
     client, _ = listener.accept()
     connection = ServerConnection()
     with client:
@@ -43,7 +46,7 @@ def serve_one_client(listener: socket.socket, received: list[Frame | ConnectRequ
                             ("message-id", "ID:m:1"),
                             ("subscription", event.header("id") or ""),
                             ("ack", "ack:1"),
-                            ("key", TRICKY_VALUE),
+                            ("key", header_value),
                         ),
                         MESSAGE_BODY,
                     )
@@ -80,37 +83,60 @@ def wait_for(condition: Callable[[], object], seconds: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_stomp_py_1_2_frames_cross_both_ways_intact() -> None:
+@pytest.mark.parametrize(
+    ("version", "header_value"),
+    [
+        ("1.0", "a:b c"),  # nothing is escaped in 1.0: no line breaks
+        ("1.1", TRICKY_VALUE),  # 1.1 does not escape CR; one inside a value is kept
+        ("1.2", TRICKY_VALUE),
+    ],
+)
+def test_stomp_py_frames_cross_both_ways_intact(version: str, header_value: str) -> None:
     received: list[Frame | ConnectRequest] = []
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
-        server = threading.Thread(target=serve_one_client, args=(listener, received), daemon=True)
+        server = threading.Thread(
+            target=serve_one_client, args=(listener, received, header_value), daemon=True
+        )
         server.start()
-        client = stomp.Connection12([("127.0.0.1", port)], auto_decode=False)
+        connection_class = {
+            "1.0": stomp.Connection10,
+            "1.1": stomp.Connection11,
+            "1.2": stomp.Connection12,
+        }[version]
+        client = connection_class([("127.0.0.1", port)], auto_decode=False)
         collector = Collector()
         client.set_listener("collector", collector)
         client.connect("user", "pa:ss\\word", wait=True)
-        client.send("/queue/a", b"hello\x00world", headers={"key": TRICKY_VALUE, "receipt": "r-1"})
-        client.subscribe("/queue/a", id="sub:1", ack="client-individual")
+        client.send("/queue/a", b"hello\x00world", headers={"key": header_value, "receipt": "r-1"})
+        client.subscribe("/queue/a", id="sub:1", ack="client")
         wait_for(lambda: collector.messages and "r-1" in collector.receipts)
         [message] = collector.messages
-        client.ack(message.headers["ack"])
+        if version == "1.0":
+            client.ack(message.headers["message-id"])
+            expected_ack = {"message-id": "ID:m:1"}
+        elif version == "1.1":
+            client.ack(message.headers["message-id"], "sub:1")
+            expected_ack = {"message-id": "ID:m:1", "subscription": "sub:1"}
+        else:
+            client.ack(message.headers["ack"])
+            expected_ack = {"id": "ack:1"}
         client.disconnect()
         server.join(5)
 
     assert not collector.errors
     connect = received[0]
     assert isinstance(connect, ConnectRequest)
+    assert connect.version.value == version
     assert connect.frame.header("passcode") == "pa:ss\\word"  # CONNECT is never escaped
-    assert connect.version.value == "1.2"
     send, subscribe, ack, disconnect = received[1:]
-    assert isinstance(send, Frame) and isinstance(subscribe, Frame)
+    assert isinstance(send, Frame) and isinstance(subscribe, Frame) and isinstance(ack, Frame)
     assert send.command == "SEND"
-    assert send.header("key") == TRICKY_VALUE
+    assert send.header("key") == header_value
     assert send.body == b"hello\x00world"
     assert subscribe.header("id") == "sub:1"
-    assert ack == Frame("ACK", (("id", "ack:1"),))
+    assert (ack.command, dict(ack.headers)) == ("ACK", expected_ack)
     assert isinstance(disconnect, Frame) and disconnect.command == "DISCONNECT"
-    assert message.headers["key"] == TRICKY_VALUE
+    assert message.headers["key"] == header_value
     assert message.headers["message-id"] == "ID:m:1"
     assert message.body == MESSAGE_BODY

@@ -83,8 +83,9 @@ class ConnectRequest:
 
 _CONNECT_COMMANDS: Final = frozenset({"CONNECT", "STOMP"})
 
-# Headers each frame must carry, per version ("Frames and Headers" of each spec). Each entry is
-# a group of names of which at least one must be present.
+# Headers each frame must carry, per version ("Frames and Headers" of each spec), for the frames
+# this side checks (CONNECT's are negotiation's business). Each entry is a group of names of
+# which at least one must be present.
 _Requirement = tuple[tuple[str, ...], ...]
 _REQUIRED_IN_EVERY_VERSION: Final[dict[str, _Requirement]] = {
     "SEND": (("destination",),),
@@ -95,9 +96,6 @@ _REQUIRED_IN_EVERY_VERSION: Final[dict[str, _Requirement]] = {
 }
 _REQUIRED_SINCE_1_1: Final[dict[str, _Requirement]] = {
     **_REQUIRED_IN_EVERY_VERSION,
-    "CONNECT": (("accept-version",), ("host",)),
-    "STOMP": (("accept-version",), ("host",)),
-    "CONNECTED": (("version",),),
     "SUBSCRIBE": (("destination",), ("id",)),
     "UNSUBSCRIBE": (("id",),),
     "MESSAGE": (("destination",), ("message-id",), ("subscription",)),
@@ -242,11 +240,8 @@ class ServerConnection:
             raise StompProtocolError(
                 f"{where}: {error.message}", error_headers=error.error_headers
             ) from None
-        missing = _missing_header(frame, version)
-        if missing is not None:
-            raise StompProtocolError(
-                f"{where}: missing header {missing}, required in STOMP {version}"
-            )
+        # ``host`` names a virtual host; there are none here, so a client (like stomp-py speaking
+        # 1.1) may leave it out although the spec asks clients to send it.
         # STOMP 1.0 has no heart-beating: its CONNECTED carries no heart-beat header.
         heart_beat = (
             HeartBeatIntervals()
