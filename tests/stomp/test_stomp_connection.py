@@ -75,7 +75,7 @@ def test_the_stomp_frame_connects_like_connect() -> None:
     assert request.frame.command == "STOMP"
 
 
-def test_a_1_0_client_needs_no_host_and_gets_no_heart_beats() -> None:
+def test_a_1_0_client_gets_no_heart_beats() -> None:
     connection = ServerConnection(heart_beat=HeartBeatOffer(1000, 1000))
     [request] = connection.feed(b"CONNECT\nheart-beat:1000,1000\n\n\x00")
     assert isinstance(request, ConnectRequest)
