@@ -901,6 +901,8 @@ class Broker:
         plan: Sequence[tuple[QueueDestination | TopicDestination, list[MessageQueue]]],
     ) -> None:
         """Refuse (before changing anything) sends that would overfill a bounded queue."""
+        if all(state.policy.max_backlog is None for state, _ in plan):
+            return
         wanted: Counter[MessageQueue] = Counter()
         limits: dict[MessageQueue, int] = {}
         for state, queues in plan:
