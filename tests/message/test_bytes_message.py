@@ -12,8 +12,9 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from jms import (
     BytesMessage,
@@ -576,3 +577,105 @@ def test_get_body_of_a_message_being_written_returns_everything_and_resets():
     assert message.read_int() == 1  # reset: read-only mode at the beginning
     with pytest.raises(MessageNotWriteableException):
         message.write_int(2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every transition, against a model of the spec's state machine
+
+
+class BytesMessageMachine(RuleBasedStateMachine):
+    """A BytesMessage beside a model: a write-only or read-only body, its bytes, a position."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.message = BytesMessage()
+        self.reading = False
+        self.data = b""
+        self.position = 0
+
+    @rule(value=st.integers(-(2**31), 2**31 - 1))
+    def write_int(self, value: int) -> None:
+        if self.reading:
+            with pytest.raises(MessageNotWriteableException):
+                self.message.write_int(value)
+        else:
+            self.message.write_int(value)
+            self.data += value.to_bytes(4, "big", signed=True)
+
+    @rule(value=st.binary(max_size=5))
+    def write_bytes(self, value: bytes) -> None:
+        if self.reading:
+            with pytest.raises(MessageNotWriteableException):
+                self.message.write_bytes(value)
+        else:
+            self.message.write_bytes(value)
+            self.data += value
+
+    @rule()
+    def read_int(self) -> None:
+        if not self.reading:
+            with pytest.raises(MessageNotReadableException):
+                self.message.read_int()
+        elif self.position + 4 > len(self.data):
+            with pytest.raises(MessageEOFException):
+                self.message.read_int()
+        else:
+            expected = int.from_bytes(
+                self.data[self.position : self.position + 4], "big", signed=True
+            )
+            assert self.message.read_int() == expected
+            self.position += 4
+
+    @rule(size=st.integers(0, 6))
+    def read_bytes(self, size: int) -> None:
+        buffer = bytearray(size)
+        if not self.reading:
+            with pytest.raises(MessageNotReadableException):
+                self.message.read_bytes(buffer)
+            return
+        remaining = len(self.data) - self.position
+        count = self.message.read_bytes(buffer)
+        if remaining == 0 and size > 0:
+            assert count == -1
+        else:
+            assert count == min(size, remaining)
+            assert bytes(buffer[:count]) == self.data[self.position : self.position + count]
+            self.position += count
+
+    @rule()
+    def reset(self) -> None:
+        self.message.reset()
+        self.reading, self.position = True, 0
+
+    @rule()
+    def deliver(self) -> None:
+        # The provider's hook: "[reset] is always called implicitly when the BytesMessage is
+        # delivered."
+        self.message._mark_received(None)
+        self.reading, self.position = True, 0
+
+    @rule()
+    def clear_body(self) -> None:
+        self.message.clear_body()
+        self.reading, self.data, self.position = False, b"", 0
+
+    @rule()
+    def get_body(self) -> None:
+        body = self.message.get_body(bytes)
+        if self.data:
+            assert body == self.data
+            self.reading, self.position = True, 0
+        else:
+            assert body is None
+
+    @invariant()
+    def body_length_only_in_read_mode(self) -> None:
+        if self.reading:
+            assert self.message.get_body_length() == len(self.data)
+        else:
+            with pytest.raises(MessageNotReadableException):
+                self.message.get_body_length()
+
+
+BytesMessageMachine.TestCase.settings = settings(max_examples=400, stateful_step_count=25)
+TestBytesMessageStateMachine = BytesMessageMachine.TestCase

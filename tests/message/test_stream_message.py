@@ -12,8 +12,9 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from jms import (
     MessageEOFException,
@@ -415,3 +416,110 @@ def test_read_bytes_fills_only_a_bytearray():
     with pytest.raises(TypeError):
         message.read_bytes(b"    ")
     assert message.read_object() == b"abc"
+
+
+# ---------------------------------------------------------------------------------------------
+# Every transition, against a model of the spec's state machine
+
+MODEL_VALUES = st.one_of(
+    st.integers(-(2**31), 2**31 - 1).map(Int),
+    st.text(max_size=3),
+    st.binary(max_size=5),
+    st.none(),
+)
+
+
+class StreamMessageMachine(RuleBasedStateMachine):
+    """A StreamMessage beside a model: write-only or read-only, its values, the index of the next
+    one, and how much of a byte[] value read_bytes has taken (None: not inside one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.message = StreamMessage()
+        self.reading = False
+        self.values: list[Any] = []
+        self.index = 0
+        self.taken: int | None = None
+
+    def _next(self) -> int | None:
+        """The index the next non-byte[] read uses, or None if a byte[] value is half read."""
+        if self.taken is None:
+            return self.index
+        return self.index + 1 if self.taken == len(self.values[self.index]) else None
+
+    @rule(value=MODEL_VALUES)
+    def write_object(self, value: Any) -> None:
+        if self.reading:
+            with pytest.raises(MessageNotWriteableException):
+                self.message.write_object(value)
+        else:
+            self.message.write_object(value)
+            self.values.append(value)
+
+    @rule()
+    def read_object(self) -> None:
+        if not self.reading:
+            with pytest.raises(MessageNotReadableException):
+                self.message.read_object()
+            return
+        index = self._next()
+        if index is None:
+            with pytest.raises(MessageFormatException):
+                self.message.read_object()
+        elif index >= len(self.values):
+            with pytest.raises(MessageEOFException):
+                self.message.read_object()
+        else:
+            assert same(self.message.read_object(), self.values[index])
+            self.index, self.taken = index + 1, None
+
+    @rule(size=st.integers(0, 4))
+    def read_bytes(self, size: int) -> None:
+        buffer = bytearray(size)
+        if not self.reading:
+            with pytest.raises(MessageNotReadableException):
+                self.message.read_bytes(buffer)
+            return
+        if self.taken is None:
+            if self.index >= len(self.values):
+                with pytest.raises(MessageEOFException):
+                    self.message.read_bytes(buffer)
+                return
+            value = self.values[self.index]
+            if value is None:
+                assert self.message.read_bytes(buffer) == -1
+                self.index += 1
+                return
+            if not isinstance(value, bytes):
+                with pytest.raises(MessageFormatException):
+                    self.message.read_bytes(buffer)
+                return
+            self.taken = 0
+        elif self.taken == len(self.values[self.index]):
+            assert self.message.read_bytes(buffer) == -1  # the end of this byte[] value
+            self.index, self.taken = self.index + 1, None
+            return
+        field = self.values[self.index]
+        count = self.message.read_bytes(buffer)
+        expected = field[self.taken : self.taken + size]
+        assert count == len(expected) and bytes(buffer[:count]) == expected
+        self.taken += count
+
+    @rule()
+    def reset(self) -> None:
+        self.message.reset()
+        self.reading, self.index, self.taken = True, 0, None
+
+    @rule()
+    def deliver(self) -> None:
+        self.message._mark_received(None)
+        self.reading, self.index, self.taken = True, 0, None
+
+    @rule()
+    def clear_body(self) -> None:
+        self.message.clear_body()
+        self.reading, self.values, self.index, self.taken = False, [], 0, None
+
+
+StreamMessageMachine.TestCase.settings = settings(max_examples=400, stateful_step_count=25)
+TestStreamMessageStateMachine = StreamMessageMachine.TestCase
