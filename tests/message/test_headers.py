@@ -16,6 +16,7 @@ from jms import (
     TextMessage,
     Topic,
 )
+from jms.types import Byte, Int, Long
 
 ALL_MESSAGE_TYPES = [Message, TextMessage, BytesMessage, MapMessage, StreamMessage, ObjectMessage]
 
@@ -103,6 +104,23 @@ def test_header_refuses_values_outside_its_java_type(header, value, error):
     with pytest.raises(error):
         getattr(message, f"set_{header}")(value)
     assert getattr(message, f"get_{header}")() == before
+
+
+def test_int_headers_take_typed_ints():
+    # jms.types: "a value stored as Int(5) *is* the int 5 for every Python purpose".
+    message = Message()
+    message.set_jms_priority(Int(7))
+    message.set_jms_delivery_mode(Byte(1))
+    message.set_jms_timestamp(Long(5))
+    assert message.get_jms_priority() == 7 and type(message.get_jms_priority()) is int
+    assert message.get_jms_delivery_mode() == DeliveryMode.NON_PERSISTENT
+    assert message.get_jms_timestamp() == 5
+
+
+@pytest.mark.parametrize("value", [1.0, 2.0, "2", None])
+def test_delivery_mode_must_be_an_int(value):
+    with pytest.raises(ValueError):
+        Message().set_jms_delivery_mode(value)
 
 
 def test_correlation_id_as_bytes_is_copied_on_set():

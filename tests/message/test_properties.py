@@ -372,3 +372,19 @@ def test_properties_work_on_every_message_type():
     for message in (TextMessage(), BytesMessage(), MapMessage(), StreamMessage(), ObjectMessage()):
         message.set_double_property("d", 2.5)
         assert message.get_string_property("d") == "2.5"
+
+
+def test_errors_name_the_property_and_the_value():
+    # API.md: each exception "carries a message a person can act on (what, where, and the bad
+    # value)".
+    message = Message()
+    message.set_string_property("weight", "heavy")
+    message.set_long_property("count", 12345678901)
+    with pytest.raises(ValueError, match=r"weight.*heavy|heavy.*weight"):
+        message.get_int_property("weight")
+    with pytest.raises(MessageFormatException, match=r"count.*12345678901.*int"):
+        message.get_int_property("count")
+    with pytest.raises(ValueError, match="1abc"):
+        message.set_int_property("1abc", 1)
+    with pytest.raises(MessageFormatException, match="list"):
+        message.set_object_property("p", [1])

@@ -224,12 +224,17 @@ class Message:
         return self._delivery_mode
 
     def set_jms_delivery_mode(self, delivery_mode: int) -> None:
-        if type(delivery_mode) is not int or delivery_mode not in (1, 2):
+        # Any int but a bool: a jms.types Int is an int too.
+        if (
+            isinstance(delivery_mode, bool)
+            or not isinstance(delivery_mode, int)
+            or delivery_mode not in (1, 2)
+        ):
             raise ValueError(
                 "JMSDeliveryMode must be DeliveryMode.NON_PERSISTENT (1) or "
                 f"DeliveryMode.PERSISTENT (2); got {delivery_mode!r}"
             )
-        self._delivery_mode = delivery_mode
+        self._delivery_mode = int(delivery_mode)
 
     def get_jms_redelivered(self) -> bool:
         return self._redelivered
@@ -261,9 +266,9 @@ class Message:
         return self._priority
 
     def set_jms_priority(self, priority: int) -> None:
-        if type(priority) is not int or not 0 <= priority <= 9:
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 9:
             raise ValueError(f"JMSPriority must be an int from 0 to 9; got {priority!r}")
-        self._priority = priority
+        self._priority = int(priority)
 
     # -- properties ---------------------------------------------------------------------------
 
