@@ -279,3 +279,15 @@ def test_recover_inside_a_listener_redelivers_the_current_message(connection: Co
     _send(connection.create_session(), ORDERS, "a")
     assert done.wait(2)
     assert seen == [1, 2, 3]
+
+
+def test_closing_a_dups_ok_session_acknowledges_what_it_consumed(
+    connection: Connection, broker: Broker
+) -> None:
+    session = connection.create_session(False, Session.DUPS_OK_ACKNOWLEDGE)
+    consumer = session.create_consumer(ORDERS)
+    _send(session, ORDERS, "a")
+    assert consumer.receive(1000).get_text() == "a"
+    assert _depth(broker, "queue://orders") == 1  # not yet acknowledged: lazily
+    session.close()
+    assert _depth(broker, "queue://orders") == 0

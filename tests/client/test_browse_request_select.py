@@ -192,3 +192,12 @@ def test_selectors_see_header_fields(session: Session) -> None:
     producer.send(important, priority=8)
     assert urgent.receive(1000).get_text() == "important"
     assert urgent.receive(50) is None
+
+
+def test_a_browser_shows_delivered_but_unacknowledged_messages(connection: Connection) -> None:
+    session = connection.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+    session.create_producer(ORDERS).send(TextMessage("held"))
+    held = session.create_consumer(ORDERS).receive(1000)
+    assert [m.get_text() for m in session.create_browser(ORDERS)] == ["held"]
+    held.acknowledge()
+    assert list(session.create_browser(ORDERS)) == []

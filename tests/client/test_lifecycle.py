@@ -357,3 +357,21 @@ def test_allowed_classes_apply_to_received_object_messages(url: str) -> None:
         connection.start()
         received = connection.create_session().create_consumer(ORDERS).receive(1000)
         assert received.get_object().number == 8
+
+
+def test_receive_with_zero_or_no_timeout_waits_as_long_as_it_takes(connection: Connection) -> None:
+    consumer = connection.create_session().create_consumer(ORDERS)
+    for timeout in (0, None):
+        threading.Timer(0.05, _send, args=(connection, f"after {timeout}")).start()
+        assert consumer.receive(timeout).get_text() == f"after {timeout}"
+
+
+def test_iterating_a_consumer_ends_when_it_is_closed(connection: Connection) -> None:
+    consumer = connection.create_session().create_consumer(ORDERS)
+    _send(connection, "a", "b")
+    seen = []
+    for message in consumer:
+        seen.append(message.get_text())
+        if len(seen) == 2:
+            threading.Timer(0.05, consumer.close).start()
+    assert seen == ["a", "b"]
