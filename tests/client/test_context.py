@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from jms.client import ConnectionFactory, JMSContext
-from jms.errors import IllegalStateRuntimeException, MessageFormatRuntimeException
+from jms.errors import (
+    IllegalStateRuntimeException,
+    JMSRuntimeException,
+    MessageFormatRuntimeException,
+)
 from jms.message import (
     BytesMessage,
     DeliveryMode,
@@ -169,3 +173,8 @@ def test_the_context_browses_and_makes_temporary_queues(context: JMSContext) -> 
     assert [m.get_text() for m in context.create_browser(temporary)] == ["t"]
     assert context.create_queue("q") == Queue("q")
     assert context.get_session_mode() == JMSContext.AUTO_ACKNOWLEDGE
+
+
+def test_an_unknown_session_mode_is_refused(factory: ConnectionFactory) -> None:
+    with pytest.raises(JMSRuntimeException, match="session_mode must be"):
+        factory.create_context(session_mode=9)

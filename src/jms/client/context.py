@@ -26,7 +26,7 @@ from jms.client.producer import (
     check_priority,
 )
 from jms.client.session import Session
-from jms.errors import IllegalStateException, MessageFormatException
+from jms.errors import IllegalStateException, JMSException, MessageFormatException
 from jms.message import (
     BytesMessage,
     DeliveryMode,
@@ -74,8 +74,8 @@ class JMSContext:
     SESSION_TRANSACTED: Final = Session.SESSION_TRANSACTED
 
     def __init__(self, shared: _SharedConnection, session_mode: int) -> None:
-        if session_mode not in (0, 1, 2, 3) or type(session_mode) is not int:
-            raise ValueError(
+        if type(session_mode) is not int or session_mode not in (0, 1, 2, 3):
+            raise JMSException(
                 "session_mode must be JMSContext.AUTO_ACKNOWLEDGE (1), CLIENT_ACKNOWLEDGE (2), "
                 f"DUPS_OK_ACKNOWLEDGE (3) or SESSION_TRANSACTED (0); got {session_mode!r}"
             )
