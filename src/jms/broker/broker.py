@@ -184,10 +184,6 @@ class Broker:
             for state in [*self._queues.values(), *self._topics.values()]:
                 state.policy = self._policies.for_destination(state.text)
 
-    def policy_for(self, destination: Destination) -> DestinationPolicy:
-        with self._lock:
-            return self._policies.for_destination(str(destination))
-
     # -- connections ---------------------------------------------------------------------------
 
     def connect(

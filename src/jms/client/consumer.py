@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from jms.broker import ConsumerSpec, Delivery
 from jms.errors import IllegalStateException, MessageFormatException
-from jms.message import Destination, Message
+from jms.message import Message
 
 if TYPE_CHECKING:
     from jms.client.session import Session
@@ -100,14 +100,6 @@ class MessageConsumer:
     def get_message_selector(self) -> str | None:
         self._check_open()
         return self._spec.selector_text
-
-    def get_destination(self) -> Destination:
-        self._check_open()
-        return self._spec.destination
-
-    def get_no_local(self) -> bool:
-        self._check_open()
-        return self._spec.no_local
 
     def get_message_listener(self) -> MessageListener | None:
         self._check_open()
