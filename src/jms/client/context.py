@@ -3,7 +3,7 @@
 
 These are thin layers over ``Connection``, ``Session``, ``MessageProducer`` and
 ``MessageConsumer`` — the same objects, the same semantics, the same exceptions (the JMS 2.0
-``*RuntimeException`` names are aliases). A context's session is created when first needed, so
+``*RuntimeException`` names are aliases); they must never add semantics of their own. A context's session is created when first needed, so
 ``set_client_id`` still works right after ``create_context``; creating a consumer starts the
 connection unless ``set_auto_start(False)``. Contexts made with ``create_context`` share their
 parent's connection, which closes with the last of them.

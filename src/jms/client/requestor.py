@@ -4,7 +4,7 @@ The requestor owns a temporary queue for replies. ``request`` stamps the request
 ``JMSReplyTo`` = that queue, sends it, and waits for the reply whose ``JMSCorrelationID`` is the
 request's ``JMSMessageID`` (late replies to earlier, timed-out requests are dropped). The
 responder's side is ``Requestor.reply``: it sets that correlation ID and sends to the request's
-``JMSReplyTo``. The session must not be transacted (the request would wait for a commit that
+``JMSReplyTo``. A requestor never consumes anything but its own reply queue. The session must not be transacted (the request would wait for a commit that
 cannot come) and its connection must be started to receive replies.
 """
 
