@@ -375,3 +375,30 @@ def test_iterating_a_consumer_ends_when_it_is_closed(connection: Connection) -> 
         if len(seen) == 2:
             threading.Timer(0.05, consumer.close).start()
     assert seen == ["a", "b"]
+
+
+def test_a_listener_running_during_close_may_still_use_its_session(
+    factory: ConnectionFactory, broker: Broker
+) -> None:
+    connection = factory.create_connection()
+    session = connection.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+    entered, outcome = threading.Event(), []
+
+    def listener(message: Message) -> None:
+        entered.set()
+        time.sleep(0.1)  # the connection is being closed meanwhile
+        try:
+            session.create_producer(Queue("audit")).send(TextMessage("processed"))
+            message.acknowledge()
+            outcome.append("ok")
+        except IllegalStateException as error:
+            outcome.append(str(error))
+
+    session.create_consumer(ORDERS).set_message_listener(listener)
+    connection.start()
+    _send(connection, "a")
+    assert entered.wait(2)
+    connection.close()
+    assert outcome == ["ok"]
+    depth = {s.name: s.depth for s in broker.stats()}
+    assert (depth["queue://orders"], depth["queue://audit"]) == (0, 1)

@@ -78,6 +78,8 @@ class Connection:
         self._lock = threading.RLock()
         self._sessions: list[Session] = []
         self._started = False
+        # As for sessions: closing lets running listeners finish using the connection.
+        self._closing = False
         self._closed = False
         self._lost: JMSException | None = None
         self._exception_listener: ExceptionListener | None = None
@@ -144,6 +146,8 @@ class Connection:
             )
         with self._lock:
             self._check_open()
+            if self._closing:
+                raise IllegalStateException("this Connection is closing")
             self._used = True
             session = Session(self, mode)
             self._sessions.append(session)
@@ -171,15 +175,18 @@ class Connection:
             session._wait_for_listener()
 
     def close(self) -> None:
-        """Close every session, then the connection itself. Idempotent."""
+        """Close every session, then the connection itself. Listeners running meanwhile may
+        use the connection and their sessions until they return. Idempotent."""
         with self._lock:
-            if self._closed:
+            if self._closing:
                 return
             self._check_not_in_listener("close")
-            self._closed = True
+            self._closing = True
             sessions = list(self._sessions)
         for session in sessions:
             session._stop_delivery()
+        self._closed = True
+        for session in sessions:
             session._release()
         if self._lost is None:
             self._transport.close()

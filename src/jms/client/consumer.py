@@ -206,7 +206,7 @@ class MessageConsumer:
         condition = session._condition
         with condition:
             while True:
-                if self._closed or session._closed or session._connection._lost is not None:
+                if self._closed or session._closing or session._connection._lost is not None:
                     return None
                 if session._connection._started and self._buffer:
                     return self._buffer.popleft()

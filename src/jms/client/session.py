@@ -71,6 +71,9 @@ class Session:
         self._listener_thread: threading.Thread | None = None
         self._running: MessageConsumer | None = None
         self._next_listener = 0
+        # Closing: no new deliveries, while a running listener may still use the session; closed:
+        # the listener is done and every call is refused.
+        self._closing = False
         self._closed = False
 
     def __repr__(self) -> str:
@@ -265,9 +268,10 @@ class Session:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the session: a running listener finishes first, a transaction rolls back,
-        unacknowledged messages are redelivered (DUPS_OK ones are acknowledged)."""
-        if self._closed:
+        """Close the session: a running listener finishes first (and may use the session until
+        it returns), a transaction rolls back, unacknowledged messages are redelivered (DUPS_OK
+        ones are acknowledged)."""
+        if self._closing:
             return
         if threading.current_thread() is self._listener_thread:
             raise IllegalStateException(
@@ -278,10 +282,12 @@ class Session:
 
     def _stop_delivery(self) -> None:
         with self._condition:
-            self._closed = True
+            self._closing = True
             self._condition.notify_all()
             while self._running is not None:
                 self._condition.wait()
+            self._closed = True
+            self._condition.notify_all()
         if self._listener_thread is not None:
             self._listener_thread.join()
 
@@ -383,7 +389,7 @@ class Session:
 
     def _ensure_listener_thread(self) -> None:
         with self._condition:
-            if self._listener_thread is not None or self._closed:
+            if self._listener_thread is not None or self._closing:
                 return
             self._listener_thread = threading.Thread(
                 target=self._listen, name=f"jms-session-{id(self):x}", daemon=True
@@ -414,7 +420,7 @@ class Session:
                     self._condition.notify_all()
 
     def _pick_for_listener(self) -> tuple[MessageConsumer, Delivery, MessageListener] | None:
-        if self._closed or not self._connection._started:
+        if self._closing or not self._connection._started:
             return None
         consumers = self._consumers
         count = len(consumers)
