@@ -18,6 +18,7 @@ from jms.message import (
     TextMessage,
     Topic,
 )
+from jms.types import Int, Long
 
 ORDERS = Queue("orders")
 
@@ -166,3 +167,14 @@ def test_destination_rules_for_identified_and_anonymous_producers(
         anonymous.send(TextMessage("x"))
     anonymous.send(ORDERS, TextMessage("x"))
     assert session.create_consumer(ORDERS).receive(1000).get_text() == "x"
+
+
+def test_producer_settings_take_java_typed_ints_but_not_booleans(session: Session) -> None:
+    producer = session.create_producer(ORDERS)
+    producer.set_priority(Int(7))
+    producer.set_time_to_live(Long(1000))
+    assert (producer.get_priority(), producer.get_time_to_live()) == (7, 1000)
+    with pytest.raises(ValueError, match="got True"):
+        producer.set_priority(True)
+    with pytest.raises(ValueError, match=r"got 2\.0"):
+        producer.set_delivery_mode(2.0)

@@ -23,28 +23,30 @@ if TYPE_CHECKING:
 __all__ = ["MessageProducer"]
 
 
+def _is_int(value: object) -> bool:
+    """An int (a ``jms.types`` integer too), not a bool — as the message header setters take."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def check_delivery_mode(value: object) -> int:
-    if type(value) is not int or value not in (
-        DeliveryMode.NON_PERSISTENT,
-        DeliveryMode.PERSISTENT,
-    ):
+    if not _is_int(value) or value not in (DeliveryMode.NON_PERSISTENT, DeliveryMode.PERSISTENT):
         raise ValueError(
             "delivery mode must be DeliveryMode.NON_PERSISTENT (1) or DeliveryMode.PERSISTENT (2); "
             f"got {value!r}"
         )
-    return value
+    return int(value)  # type: ignore[call-overload]
 
 
 def check_priority(value: object) -> int:
-    if type(value) is not int or not 0 <= value <= 9:
+    if not _is_int(value) or not 0 <= value <= 9:  # type: ignore[operator]
         raise ValueError(f"priority must be an int from 0 to 9; got {value!r}")
-    return value
+    return int(value)  # type: ignore[call-overload]
 
 
 def check_milliseconds(value: object, what: str) -> int:
-    if type(value) is not int or value < 0:
+    if not _is_int(value) or value < 0:  # type: ignore[operator]
         raise ValueError(f"{what} must be an int of milliseconds, 0 or more; got {value!r}")
-    return value
+    return int(value)  # type: ignore[call-overload]
 
 
 class MessageProducer:
