@@ -346,6 +346,9 @@ def test_node_invariants() -> None:
         Or(())
     with pytest.raises(ValueError):
         Like(Identifier("a"), "x!", "!")
+    for not_an_identifier in ("", "1a", "a b", "AND", "null"):
+        with pytest.raises(ValueError):
+            Identifier(not_an_identifier)
 
 
 @pytest.mark.parametrize(

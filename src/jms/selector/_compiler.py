@@ -79,8 +79,9 @@ _PYTHON_COMPARISON: Final = {
     ComparisonOperator.GREATER_EQUAL: ">=",
 }
 
-# How each selectable header is read from a ``jms.message.Message`` (its internal contract).
-# ``value`` is the selector value; ``raw`` is the same number unwrapped, for plain comparisons.
+# How each selectable header's selector value is read from a ``jms.message.Message`` (its internal
+# contract: the slots, and the getter for a correlation ID that may be stored as bytes). The two
+# numeric headers are also compared with literals as the plain ints the message stores.
 _HEADER_VALUES: Final = {
     "JMSDeliveryMode": "_DELIVERY_MODES[m._delivery_mode]",
     "JMSPriority": "m._priority",
@@ -207,7 +208,8 @@ class _Generator:
                     return f"_or({', '.join(map(self.three_valued, operands))})"
                 case Comparison(operator=operator, left=left, right=right):
                     return f"_compare({operator.value!r}, {self.value(left)}, {self.value(right)})"
-            # Literals, BETWEEN, IN, LIKE, IS NULL: their tests read only values, never conditions.
+            # Literals, BETWEEN, IN, LIKE, IS NULL: their two tests read values, never conditions,
+            # so nothing nested is evaluated more than twice.
             true, false = self.inline_condition(node)
             return f"(True if {true} else False if {false} else None)"
         finally:

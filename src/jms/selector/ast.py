@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
-from jms.types import Double, Float, Int, Long
+from jms.types import Double, Float, Int, Long, is_selector_identifier
 
 __all__ = [
     "HEADER_TYPES",
@@ -164,6 +164,10 @@ class Identifier:
     """
 
     name: str
+
+    def __post_init__(self) -> None:
+        if not is_selector_identifier(self.name):
+            raise ValueError(f"{self.name!r} is not a selector identifier")
 
     @property
     def kind(self) -> IdentifierKind:
