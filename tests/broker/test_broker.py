@@ -17,6 +17,7 @@ from jms.broker import (
     SubscriptionName,
     wall_clock_ms,
 )
+from jms.broker.destination import SEQUENCE_BLOCK
 from jms.errors import (
     IllegalStateException,
     InvalidClientIDException,
@@ -31,6 +32,7 @@ from jms.store import (
     Completion,
     MemoryStore,
     RemoveEntry,
+    ReserveSequences,
     SetDeliveryCount,
     StoreOperation,
 )
@@ -193,16 +195,26 @@ def test_past_max_deliveries_a_message_moves_to_its_dead_letter_queue_in_one_bat
     broker.close()
 
 
-def test_failed_deliveries_are_recorded_in_the_store() -> None:
+def test_deliveries_are_recorded_in_the_batch_the_delivery_waits_for() -> None:
     store = BatchRecorder()
     broker = Broker(store)
     connection = broker.connect()
     broker.send(connection, _message("a"))
+    broker.send(connection, _message("b", persistent=False))
     sink = Recorder()
     broker.add_consumer(connection, ConsumerSpec(ORDERS), sink)
-    broker.requeue(connection, delivered=sink.tags())
+    # Only the stored message's delivery is recorded: one delivery started, none acknowledged.
     assert store.batches[-1] == [SetDeliveryCount("queue://orders", 1, 1)]
-    assert store.read_entries("queue://orders", 1, None, 1)[0].delivery_count == 1
+    assert [d.recorded.done() for d in sink.deliveries] == [True, True]
+    stored, _ = sink.take()
+    broker.requeue(connection, delivered=[stored.tag])  # failed, and delivered again at once
+    assert store.batches[-1] == [SetDeliveryCount("queue://orders", 1, 2)]
+    assert store.read_entries("queue://orders", 1, None, 1)[0].delivery_count == 2
+    broker.requeue(connection, undelivered=sink.tags())  # never seen: the record is undone
+    assert store.batches[-1] == [
+        SetDeliveryCount("queue://orders", 1, 1),
+        SetDeliveryCount("queue://orders", 1, 2),
+    ]
     broker.close()
 
 
@@ -280,7 +292,9 @@ def test_a_commit_is_one_store_batch_and_sends_are_invisible_before_it() -> None
     assert {s.name: s.depth for s in broker.stats()} == {"queue://orders": 1, "queue://shipped": 0}
     before = len(store.batches)
     broker.commit(connection, transaction)
-    (batch,) = store.batches[before:]
+    # Besides the reservation of queue://shipped's first sequence numbers, one batch.
+    reservation, batch = store.batches[before:]
+    assert reservation == [ReserveSequences("queue://shipped", 1 + SEQUENCE_BLOCK)]
     assert [type(op) for op in batch] == [AppendMessage, RemoveEntry]
     assert {s.name: s.depth for s in broker.stats()} == {"queue://orders": 0, "queue://shipped": 1}
     broker.close()
@@ -490,6 +504,8 @@ def test_a_new_broker_on_the_same_store_recovers_what_was_stored(store: MemorySt
     first.requeue(connection, delivered=[q1.tag])  # q1 failed once; it is dispatched again
 
     # A crash: the first broker is abandoned, a second one opens the same store.
+    reserved = store.load().last_sequences["queue://orders"]
+    assert reserved >= 4
     second = Broker(store)
     again = second.connect(client_id="app-2")
     queue_sink = Recorder()
@@ -502,7 +518,8 @@ def test_a_new_broker_on_the_same_store_recovers_what_was_stored(store: MemorySt
     browse = second.browse(again, SubscriptionName("audit", "app"))
     assert [m.get_text() for _, m in browse.messages] == ["t1", "t3"]
     second.send(again, _message("q5"))
-    assert queue_sink.deliveries[-1].seq == 5
+    # Numbering continues above whatever the first broker may have handed out.
+    assert queue_sink.deliveries[-1].seq == reserved + 1
     second.close()
 
 

@@ -18,6 +18,8 @@ from jms.store import (
     MemoryStore,
     MessageStore,
     RemoveEntry,
+    RemoveRange,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
 )
@@ -173,3 +175,52 @@ def test_closed_store_refuses_work(store: MessageStore) -> None:
         store.load()
     with pytest.raises(IllegalStateException, match="closed"):
         store.submit([AddDestination("queue://q")])
+
+
+def test_remove_range_drops_the_entries_in_it_and_releases_their_messages(
+    store: MessageStore,
+) -> None:
+    subs = ("sub-a", "sub-b")
+    for key in subs:
+        store.submit(
+            [
+                SaveSubscription(
+                    DurableSubscriptionRecord(key, "c1", key, "topic://t", None, False, False)
+                )
+            ]
+        ).wait()
+    for seq in range(1, 6):
+        store.submit([AppendMessage("topic://t", seq, _message(f"m{seq}"), subs)]).wait()
+    store.submit([RemoveRange("sub-a", 2, 4)]).wait()
+    assert _texts(store, "sub-a") == ["m1", "m5"]
+    assert _texts(store, "sub-b") == ["m1", "m2", "m3", "m4", "m5"]
+    store.submit([RemoveRange("sub-b", 1, 4)]).wait()
+    assert _texts(store, "sub-b") == ["m5"]
+    store.submit([RemoveRange("sub-a", 1, 10), RemoveRange("sub-b", 5, 5)]).wait()
+    assert store.load().queues_with_entries == ()
+
+
+def test_reserved_sequences_count_as_used_but_appends_only_need_to_grow(
+    store: MessageStore,
+) -> None:
+    store.submit([AppendMessage("queue://q", 3, _message("a"), ("queue://q",))]).wait()
+    store.submit([ReserveSequences("queue://q", 1000), ReserveSequences("topic://t", 50)]).wait()
+    store.submit([ReserveSequences("queue://q", 500)]).wait()  # never lowers a reservation
+    assert store.load().last_sequences == {"queue://q": 1000, "topic://t": 50}
+    store.submit([AppendMessage("queue://q", 4, _message("b"), ("queue://q",))]).wait()
+    store.submit([AppendMessage("queue://q", 1200, _message("c"), ("queue://q",))]).wait()
+    assert store.load().last_sequences == {"queue://q": 1200, "topic://t": 50}
+
+
+def test_read_sequences_lists_a_queue_without_its_messages(store: MessageStore) -> None:
+    for seq in (2, 5, 7, 9):
+        store.submit([AppendMessage("queue://q", seq, _message(str(seq)), ("queue://q",))]).wait()
+    assert store.read_sequences("queue://q", 1, 100) == [2, 5, 7, 9]
+    assert store.read_sequences("queue://q", 5, 2) == [5, 7]
+    assert store.read_sequences("queue://other", 1, 100) == []
+
+
+def test_a_returned_completion_is_done(store: MessageStore) -> None:
+    completion = store.submit([AddDestination("queue://q")])
+    completion.wait()
+    assert completion.done()

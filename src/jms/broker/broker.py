@@ -11,14 +11,30 @@ gone; credit sums match) hold between calls. The same core therefore serves thre
 in-process transport) and an asyncio server (a STOMP front end calls these methods from its loop
 or an executor; its sinks schedule frame writes). Sinks run under the lock, so they must return
 at once and must never call back into the broker. Time-driven work (delivery delay, redelivery
-delay, expiry) runs on one ``DeadlineTimer`` thread per broker.
+delay, expiry) runs on one ``DeadlineTimer`` thread per broker; reading paged-out messages back
+from the store runs on one ``Pager`` thread.
+
+Durability. A PERSISTENT message on a queue or durable subscription is appended to the store in
+the batch its ``send`` (or commit) waits for. Before such a message is handed to a consumer the
+delivery is recorded (``SetDeliveryCount``, the deliveries started so far) in the batch of the
+call that dispatched it, and the ``Delivery`` carries that batch's completion as ``recorded``: the
+client waits for it before the application sees the message, so a message seen and then lost in a
+crash comes back with ``JMSRedelivered`` and the right ``JMSXDeliveryCount``. Sequence numbers are
+reserved in the store ahead of use (``destination.py``), and a message whose number is not yet
+durably reserved carries that reservation as ``recorded``. Nothing is waited for under the lock.
+
+Memory. Each queue and durable subscription keeps at most its policy's ``memory_window`` stored
+messages waiting in memory; the rest are paged out (``MessageQueue.page_out``) and paged back in by
+sequence when the window is half empty. Browsing and range reads of paged-out messages read the
+store, outside the lock.
 
 The broker never opens sockets, never blocks on a consumer, and never holds messages the store
-should own beyond the in-memory index (the store decides durability).
+should own beyond the in-memory window (the store decides durability).
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -33,6 +49,7 @@ from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
 from jms.broker.delivery import BrowsePage, Delivery
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
+from jms.broker.pager import Pager, PageRequest
 from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
@@ -66,8 +83,11 @@ from jms.store import (
     MemoryStore,
     MessageStore,
     RemoveEntry,
+    RemoveRange,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
+    StoredEntry,
     StoreOperation,
 )
 from jms.types import Int
@@ -85,8 +105,11 @@ logger = logging.getLogger(__name__)
 #: Messages per browse page unless asked otherwise.
 DEFAULT_BROWSE_PAGE = 500
 
-# Entries read from the store per call while recovering.
+# Entries read from the store per call while recovering, and per page-in.
 _RECOVERY_PAGE = 1000
+_PAGE_IN_LIMIT = 1000
+# Sequence numbers read per call while recovering a queue's paged-out entries.
+_SEQUENCE_PAGE = 65_536
 
 #: Name of the provider property holding where a dead-lettered or expired message was sent.
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
@@ -97,6 +120,13 @@ DEAD_LETTER_REASON = "JMS_jms_DeadLetterReason"
 def wall_clock_ms() -> int:
     """Milliseconds since the epoch: the unit of JMSTimestamp, JMSExpiration, JMSDeliveryTime."""
     return time.time_ns() // 1_000_000
+
+
+def _await(barrier: Completion) -> None:
+    """Wait until ``barrier`` has completed, whether its batch succeeded or not (its own caller
+    hears of a failure; a barrier only orders)."""
+    with contextlib.suppress(JMSException):
+        barrier.wait()
 
 
 class _Connection:
@@ -118,9 +148,10 @@ class _Connection:
 
 
 class _Work:
-    """What one broker call decided: store operations, deliveries, queues to re-select or watch."""
+    """What one broker call decided: store operations, deliveries, queues to re-select or watch,
+    queues whose memory window may have room for a page of their paged-out entries."""
 
-    __slots__ = ("deliveries", "now", "operations", "reselect", "watch")
+    __slots__ = ("deliveries", "now", "operations", "paging", "reselect", "watch")
 
     def __init__(self, now: int) -> None:
         self.now = now
@@ -128,6 +159,7 @@ class _Work:
         self.deliveries: list[tuple[MessageQueue, Entry]] = []
         self.reselect: set[MessageQueue] = set()
         self.watch: set[MessageQueue] = set()
+        self.paging: set[MessageQueue] = set()
 
 
 class Broker:
@@ -168,6 +200,9 @@ class Broker:
         self._transactions: dict[int, Transaction] = {}
         self._wakeups: list[tuple[int, int, MessageQueue]] = []
         self._timer = DeadlineTimer(f"jms-broker-timer[{name}]", self._on_deadline, clock)
+        self._pager = Pager(f"jms-broker-pager[{name}]", self._store, self._paged_in)
+        # The completion of the last batch submitted: once it returns, every batch is applied.
+        self._last_submitted: Completion = DONE
         self._closed = False
         self._recover()
 
@@ -504,10 +539,54 @@ class Broker:
             queue = self._browse_source(connection, source)
             if queue is None:
                 return BrowsePage((), None)
-            entries = queue.browse(self._clock(), start_seq, end_seq, limit, compiled)
-            messages = tuple((entry.seq, self._browse_copy(entry)) for entry in entries)
-        next_seq = entries[-1].seq + 1 if len(entries) == limit else None
-        return BrowsePage(messages, next_seq)
+            now = self._clock()
+            entries = queue.browse(now, start_seq, end_seq, limit, compiled)
+            found = [(entry.seq, self._browse_copy(entry)) for entry in entries]
+            first_paged = queue.first_paged()
+            key = queue.store_key
+            barrier = self._last_submitted
+        # Everything shown must be durable (or durably numbered) first: wait for the last batch.
+        _await(barrier)
+        if first_paged is not None and key is not None:
+            found = self._browse_paged(
+                found, key, max(start_seq, first_paged), end_seq, limit, compiled, now
+            )
+        next_seq = found[-1][0] + 1 if len(found) == limit else None
+        return BrowsePage(tuple(found), next_seq)
+
+    def _browse_paged(
+        self,
+        found: list[tuple[int, Message]],
+        key: str,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+        selector: Selector | None,
+        now: int,
+    ) -> list[tuple[int, Message]]:
+        """Merge ``found`` (from memory) with the paged-out entries of the store queue ``key``
+        from ``start_seq`` on, keeping the first ``limit`` in sequence order (without the lock)."""
+        if len(found) == limit and found[-1][0] < start_seq:
+            return found
+        seen = {seq for seq, _ in found}
+        while True:
+            page = self._store.read_entries(key, start_seq, end_seq, limit)
+            for stored in page:
+                message = stored.message
+                expiration = message.get_jms_expiration()
+                if stored.seq in seen or (expiration and expiration <= now):
+                    continue
+                if message.get_jms_delivery_time() > now:
+                    continue
+                if selector is not None and not selector.matches(message):
+                    continue
+                message.set_jms_redelivered(stored.delivery_count > 0)
+                found.append((stored.seq, message))
+            found.sort(key=lambda item: item[0])
+            del found[limit:]
+            if len(page) < limit or (len(found) == limit and found[-1][0] <= page[-1].seq):
+                return found
+            start_seq = page[-1].seq + 1
 
     def acknowledge_through(
         self, connection_id: int, source: Queue | SubscriptionName, seq: int
@@ -528,9 +607,15 @@ class Broker:
                 if entry.stored:
                     assert queue.store_key is not None
                     work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+            first_paged, paged = queue.drop_paged_through(seq)
+            if paged:
+                assert queue.store_key is not None
+                queue.acknowledged += paged
+                work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+            work.paging.add(queue)
             completion = self._finish(work)
         completion.wait()
-        return len(entries)
+        return len(entries) + paged
 
     def last_sequence(self, destination: Destination) -> int:
         """The sequence number of the last message sent to ``destination`` (0 if none)."""
@@ -548,7 +633,7 @@ class Broker:
                 QueueStats(
                     name=q.name,
                     destination=str(q.destination),
-                    depth=len(q.entries),
+                    depth=q.depth,
                     in_flight=q.in_flight,
                     consumers=len(q.consumers),
                     enqueued=q.enqueued,
@@ -574,6 +659,7 @@ class Broker:
                 self._drop_connection(connection, work)
             completion = self._finish(work)
         self._timer.close()
+        self._pager.close()
         completion.wait()
         self._store.close()
         for connection in closed:
@@ -652,7 +738,7 @@ class Broker:
                 )
             state = QueueDestination(queue, self._policies.for_destination(text), None)
             self._queues[text] = state
-            self._store.submit([AddDestination(text)])
+            self._submit([AddDestination(text)])
         return state
 
     def _topic_destination(self, topic: Topic) -> TopicDestination:
@@ -666,7 +752,7 @@ class Broker:
                 )
             state = TopicDestination(topic, self._policies.for_destination(text), None)
             self._topics[text] = state
-            self._store.submit([AddDestination(text)])
+            self._submit([AddDestination(text)])
         return state
 
     def _target_for_send(self, message: Message) -> QueueDestination | TopicDestination:
@@ -908,9 +994,9 @@ class Broker:
                 wanted[queue] += 1
                 limits[queue] = state.policy.max_backlog
         for queue, count in wanted.items():
-            if len(queue.entries) + count > limits[queue]:
+            if queue.depth + count > limits[queue]:
                 raise ResourceAllocationException(
-                    f"{queue.name} holds {len(queue.entries)} messages and its max_backlog is "
+                    f"{queue.name} holds {queue.depth} messages and its max_backlog is "
                     f"{limits[queue]}: cannot take {count} more until its consumers catch up"
                 )
 
@@ -922,25 +1008,49 @@ class Broker:
         work: _Work,
     ) -> None:
         seq = state.next_seq()
+        through = state.reservation_due()
+        if through is not None:
+            state.reserved(through, self._submit([ReserveSequences(state.text, through)]))
+        gate = state.gate(seq)
         persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
                 work.operations.append(AppendMessage(state.text, seq, message, stored))
+        expiration = message.get_jms_expiration()
+        expired = expiration != 0 and expiration <= work.now
+        window = state.policy.memory_window
         for queue in queues:
-            entry = Entry(seq, message, stored=persistent and queue.store_key is not None)
-            if entry.expired(work.now):
-                queue.enqueued += 1
-                self._expire(queue, entry, work)
+            stored_here = persistent and queue.store_key is not None
+            if (
+                stored_here
+                and not expired
+                and window is not None
+                and (queue.paged or queue.waiting >= window)
+            ):
+                queue.page_out(seq)
                 continue
-            self._absorb(work, queue, queue.add(entry, work.now))
-            if entry.expiration or entry.state == EntryState.SCHEDULED:
-                work.watch.add(queue)
+            entry = Entry(seq, message, stored=stored_here)
+            if not stored_here:
+                entry.gate = gate
+            self._admit(queue, entry, work)
+
+    def _admit(self, queue: MessageQueue, entry: Entry, work: _Work) -> None:
+        """Take a new, recovered or paged-in entry into ``queue`` (or expire it at once)."""
+        if entry.expired(work.now):
+            queue.enqueued += 1
+            self._expire(queue, entry, work)
+            return
+        self._absorb(work, queue, queue.add(entry, work.now))
+        if entry.expiration or entry.state == EntryState.SCHEDULED:
+            work.watch.add(queue)
 
     def _absorb(
         self, work: _Work, queue: MessageQueue, outcome: tuple[list[Entry], list[Entry]]
     ) -> None:
         assigned, expired = outcome
+        if assigned or expired:
+            work.paging.add(queue)
         for entry in assigned:
             work.deliveries.append((queue, entry))
         for entry in expired:
@@ -1025,6 +1135,12 @@ class Broker:
             queue.remove(entry)
             self._expire(queue, entry, work)
             return
+        if entry.stored:
+            # The delivery was recorded when it was dispatched; it never happened after all.
+            assert queue.store_key is not None
+            work.operations.append(
+                SetDeliveryCount(queue.store_key, entry.seq, entry.delivery_count)
+            )
         queue.put_back(entry, work.now, work.now)
         if not consumer.closed:
             queue.add_credit(consumer, 1)
@@ -1069,11 +1185,7 @@ class Broker:
             queue.remove(entry)
             self._expire(queue, entry, work)
             return
-        if entry.stored:
-            assert queue.store_key is not None
-            work.operations.append(
-                SetDeliveryCount(queue.store_key, entry.seq, entry.delivery_count)
-            )
+        # The store already counts this delivery: it was recorded when it was dispatched.
         delay = policy.redelivery_delay(entry.delivery_count)
         queue.put_back(entry, work.now, work.now + delay)
         if delay:
@@ -1083,19 +1195,41 @@ class Broker:
     # -- internals: finishing a call -----------------------------------------------------------
 
     def _finish(self, work: _Work) -> Completion:
-        """Dispatch what became deliverable, submit the store batch, hand deliveries to sinks."""
+        """Dispatch what became deliverable, submit the store batch (with a record of each
+        delivery of a stored entry), hand deliveries to sinks, ask for pages where the memory
+        window has room."""
         while work.reselect:
             queue = work.reselect.pop()
             if not queue.deleted:
                 self._absorb(work, queue, queue.select(work.now))
-        completion = self._store.submit(work.operations) if work.operations else DONE
+        operations = work.operations
         for queue, entry in work.deliveries:
-            self._dispatch(queue, entry)
+            if entry.stored:
+                assert queue.store_key is not None
+                operations.append(
+                    SetDeliveryCount(queue.store_key, entry.seq, entry.delivery_count + 1)
+                )
+        completion = self._submit(operations) if operations else DONE
+        for queue, entry in work.deliveries:
+            if entry.stored:
+                self._dispatch(queue, entry, completion)
+            else:
+                gate = entry.gate
+                if gate is not None and gate.done():
+                    entry.gate = gate = None
+                self._dispatch(queue, entry, DONE if gate is None else gate)
         for queue in work.watch:
             self._watch(queue)
+        for queue in work.paging:
+            self._page_in_if_room(queue)
         return completion
 
-    def _dispatch(self, queue: MessageQueue, entry: Entry) -> None:
+    def _submit(self, operations: Sequence[StoreOperation]) -> Completion:
+        completion = self._store.submit(operations)
+        self._last_submitted = completion
+        return completion
+
+    def _dispatch(self, queue: MessageQueue, entry: Entry, recorded: Completion) -> None:
         consumer = entry.consumer
         assert consumer is not None
         tag = next(self._tags)
@@ -1106,7 +1240,7 @@ class Broker:
         message._properties["JMSXDeliveryCount"] = Int(count)
         message.set_jms_redelivered(count > 1)
         try:
-            consumer.sink(Delivery(consumer.id, tag, entry.seq, message))
+            consumer.sink(Delivery(consumer.id, tag, entry.seq, message, recorded))
         except Exception:
             logger.exception(
                 "the delivery sink of consumer %s failed; message %s of %s stays in flight until "
@@ -1184,7 +1318,7 @@ class Broker:
         for log, last_seq in contents.last_sequences.items():
             state = self._queues.get(log) or self._topics.get(log)
             if state is not None:
-                state.last_seq = last_seq
+                state.recovered(last_seq)
         by_key = {text: state.queue for text, state in self._queues.items()}
         by_key.update({s.queue.store_key: s.queue for s in self._durable.values()})  # type: ignore[misc]
         for key in contents.queues_with_entries:
@@ -1196,20 +1330,73 @@ class Broker:
         self._finish(work).wait()
 
     def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> None:
+        """Take a queue's stored entries back: its memory window's worth of messages, the
+        sequence numbers of the rest (paged out)."""
+        window = self._policy_of(queue).memory_window
         start = 1
-        while True:
-            page = self._store.read_entries(key, start, None, _RECOVERY_PAGE)
+        while window is None or queue.waiting < window:
+            want = _RECOVERY_PAGE if window is None else min(_RECOVERY_PAGE, window - queue.waiting)
+            page = self._store.read_entries(key, start, None, want)
             for stored in page:
-                entry = Entry(
-                    stored.seq, stored.message, delivery_count=stored.delivery_count, stored=True
-                )
-                if entry.expired(work.now):
-                    queue.enqueued += 1
-                    self._expire(queue, entry, work)
-                    continue
-                self._absorb(work, queue, queue.add(entry, work.now))
-                if entry.expiration or entry.state == EntryState.SCHEDULED:
-                    work.watch.add(queue)
-            if len(page) < _RECOVERY_PAGE:
+                self._admit(queue, self._entry_from_store(stored), work)
+            if len(page) < want:
                 return
             start = page[-1].seq + 1
+        while True:
+            seqs = self._store.read_sequences(key, start, _SEQUENCE_PAGE)
+            for seq in seqs:
+                queue.page_out(seq)
+            if len(seqs) < _SEQUENCE_PAGE:
+                return
+            start = seqs[-1] + 1
+
+    @staticmethod
+    def _entry_from_store(stored: StoredEntry) -> Entry:
+        return Entry(stored.seq, stored.message, delivery_count=stored.delivery_count, stored=True)
+
+    # -- internals: paging -----------------------------------------------------------------------
+
+    def _page_in_if_room(self, queue: MessageQueue) -> None:
+        """Ask the pager for the next page of ``queue`` if its memory window is half empty."""
+        if not queue.paged or queue.paging_in or queue.deleted or queue.store_key is None:
+            return
+        window = self._policy_of(queue).memory_window
+        room = queue.paged if window is None else window - queue.waiting
+        if window is not None and queue.waiting > window // 2:
+            return
+        first_seq, last_seq, count = queue.paged_front(min(room, _PAGE_IN_LIMIT))
+        queue.paging_in = True
+        self._pager.request(
+            PageRequest(queue, queue.store_key, self._last_submitted, first_seq, last_seq, count)
+        )
+
+    def _paged_in(self, request: PageRequest, entries: list[StoredEntry] | None) -> None:
+        """The pager read a page: admit its entries (on the pager's thread)."""
+        with self._lock:
+            queue = request.queue
+            queue.paging_in = False
+            if self._closed or queue.deleted or entries is None:
+                return
+            work = _Work(self._clock())
+            missing = 0
+            for stored in entries:
+                found, skipped = queue.take_paged(stored.seq)
+                missing += skipped
+                if found:  # else consumed by a range meanwhile (acknowledge_through)
+                    self._admit(queue, self._entry_from_store(stored), work)
+            missing += queue.skip_paged_below(request.last_seq + 1)
+            if missing:
+                logger.warning(
+                    "%s: %d paged-out messages between sequence %d and %d were not in the store "
+                    "(their sends failed); they are skipped",
+                    queue.name,
+                    missing,
+                    request.first_seq,
+                    request.last_seq,
+                )
+            work.paging.add(queue)
+            completion = self._finish(work)
+        try:
+            completion.wait()
+        except JMSException:
+            logger.exception("%s: the store failed a batch while paging in", queue.name)

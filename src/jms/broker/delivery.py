@@ -2,8 +2,11 @@
 
 Both are small immutable values. A delivery's message is a copy made for that one consumer, with
 ``JMSRedelivered`` and ``JMSXDeliveryCount`` set; its ``tag`` is how the client later acknowledges
-or requeues it. Nothing here refers to broker internals, so a network transport can rebuild these
-values from frames on the other side.
+or requeues it; ``recorded`` is the store batch that records the delivery, which whoever hands the
+message to an application (the client session, a STOMP server writing a MESSAGE frame) must wait
+for first — never under the broker's lock. Nothing here refers to broker internals, so a network
+transport can rebuild these values from frames on the other side (where ``recorded`` is ``DONE``:
+the server waited).
 """
 
 from __future__ import annotations
@@ -11,18 +14,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jms.message import Message
+from jms.store import DONE, Completion
 
 __all__ = ["BrowsePage", "Delivery"]
 
 
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """One message handed to one consumer; ``seq`` is its sequence number in its destination."""
+    """One message handed to one consumer; ``seq`` is its sequence number in its destination.
+
+    ``recorded.wait()`` must return before the application sees ``message``: until then a crash
+    could lose the record that it was delivered (or the number ``seq`` itself)."""
 
     consumer_id: int
     tag: int
     seq: int
     message: Message
+    recorded: Completion = DONE
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,21 +2,41 @@
 
 A queue has one ``MessageQueue``; a topic has the subscriptions that copy its messages. Each
 destination numbers the messages sent to it, 1, 2, 3, … never reusing a number (the ``seq`` of
-``jms.store``). This module holds state only; the broker routes and dispatches.
+``jms.store``), not even across a crash: a permanent destination reserves its numbers in the store
+a block at a time, ahead of use (the store sees NON_PERSISTENT messages' numbers no other way),
+and remembers which reservations may not be durable yet — nobody may see a message whose number
+is not durably reserved or stored. This module holds state only; the broker routes, dispatches
+and submits the reservations.
 """
 
 from __future__ import annotations
+
+from collections import deque
+from typing import Final
 
 from jms.broker.message_queue import MessageQueue
 from jms.broker.policy import DestinationPolicy
 from jms.broker.subscription import Subscription
 from jms.message import Queue, Topic
+from jms.store import Completion
 
-__all__ = ["QueueDestination", "TopicDestination"]
+__all__ = ["SEQUENCE_BLOCK", "QueueDestination", "TopicDestination"]
+
+#: Sequence numbers a destination reserves in the store at a time; the next block is reserved
+#: when half of the current one is used, so the reservation is durable before it is needed.
+SEQUENCE_BLOCK: Final = 1000
 
 
 class _Sequenced:
-    __slots__ = ("last_seq", "owner_connection_id", "policy", "text")
+    __slots__ = (
+        "durable_through",
+        "last_seq",
+        "owner_connection_id",
+        "policy",
+        "reservations",
+        "reserved_through",
+        "text",
+    )
 
     def __init__(
         self, text: str, policy: DestinationPolicy, owner_connection_id: int | None
@@ -24,12 +44,45 @@ class _Sequenced:
         self.text = text
         self.policy = policy
         self.last_seq = 0
+        # Reserved in the store: submitted up to reserved_through, durable up to durable_through;
+        # reservations holds the submitted ones that may not be durable yet, in order.
+        self.reserved_through = 0
+        self.durable_through = 0
+        self.reservations: deque[tuple[int, Completion]] = deque()
         # The connection that created a temporary destination; None for a permanent one.
         self.owner_connection_id = owner_connection_id
 
     def next_seq(self) -> int:
         self.last_seq += 1
         return self.last_seq
+
+    def recovered(self, last_seq: int) -> None:
+        """Continue numbering above ``last_seq``, which the store holds durably."""
+        self.last_seq = self.reserved_through = self.durable_through = last_seq
+
+    def reservation_due(self) -> int | None:
+        """How far to reserve now (after ``next_seq``), or None while enough is reserved."""
+        if self.temporary or self.last_seq <= self.reserved_through - SEQUENCE_BLOCK // 2:
+            return None
+        return max(self.reserved_through, self.last_seq) + SEQUENCE_BLOCK
+
+    def reserved(self, through: int, completion: Completion) -> None:
+        """A reservation up to ``through`` was submitted; ``completion`` says when it is durable."""
+        self.reserved_through = through
+        self.reservations.append((through, completion))
+
+    def gate(self, seq: int) -> Completion | None:
+        """The reservation that must be durable before the message numbered ``seq`` may be seen,
+        or None if it already is."""
+        reservations = self.reservations
+        while reservations and reservations[0][1].done():
+            self.durable_through = reservations.popleft()[0]
+        if self.temporary or seq <= self.durable_through:
+            return None
+        for through, completion in reservations:
+            if seq <= through:
+                return completion
+        raise AssertionError(f"{self.text}: sequence {seq} was handed out without a reservation")
 
     @property
     def temporary(self) -> bool:

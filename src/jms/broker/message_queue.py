@@ -15,6 +15,14 @@ skipped, not blocking the ones behind it. ``select`` keeps a *settled* flag: onc
 further match, a newly arriving message is tried alone instead of rescanning the backlog — the
 pass is repeated only when credit, consumers or requeued messages change.
 
+Paging: a queue with a large backlog keeps only a window of its stored (PERSISTENT) entries in
+memory; the others are *paged out* — only their sequence numbers are kept here (8 bytes each, in
+order), and their messages stay in the store until the broker pages them in. Every entry in
+memory that the store holds has a lower sequence number than every paged-out one, so paging in
+by sequence keeps their order. Entries the store does not hold (NON_PERSISTENT ones, or any on a
+temporary queue) are always in memory. ``entries`` is therefore not in sequence order once a
+page came in behind them; whoever needs that order sorts.
+
 This is a plain data structure: no locks (the broker's lock guards it), no store, no clock (``now``
 is passed in), no calls to consumers' sinks. It returns what it decided and the broker acts.
 """
@@ -22,12 +30,14 @@ is passed in), no calls to consumers' sinks. It returns what it decided and the 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from array import array
+from bisect import bisect_left, bisect_right
 from typing import Final
 
 from jms.broker.consumer import Consumer
 from jms.message import Destination, Message
 from jms.selector import Selector
+from jms.store import Completion
 
 __all__ = ["Entry", "EntryState", "MessageQueue"]
 
@@ -45,7 +55,9 @@ class Entry:
     """One message held by one queue or subscription, with its delivery bookkeeping.
 
     ``delivery_count`` counts failed deliveries (so the next delivery's ``JMSXDeliveryCount`` is
-    one more); ``stored`` says whether the store holds this entry too.
+    one more); ``stored`` says whether the store holds this entry too. ``gate``, when set, is the
+    store batch that must be durable before anyone may see this entry (the reservation of its
+    sequence number, for an entry the store does not hold).
     """
 
     __slots__ = (
@@ -53,6 +65,7 @@ class Entry:
         "delivery_count",
         "delivery_time",
         "expiration",
+        "gate",
         "group_id",
         "message",
         "not_before",
@@ -80,6 +93,7 @@ class Entry:
         self.returned = delivery_count > 0
         self.consumer: Consumer | None = None
         self.tag = 0
+        self.gate: Completion | None = None
 
     def expired(self, now: int) -> bool:
         return self.expiration != 0 and self.expiration <= now
@@ -93,6 +107,8 @@ class Entry:
 
 
 _PRIORITIES: Final = 10
+# Consumed paged-out sequence numbers are cut off the front of the array in chunks this large.
+_COMPACT_AT: Final = 4096
 
 
 class MessageQueue:
@@ -126,9 +142,24 @@ class MessageQueue:
         self.acknowledged = 0
         self.expired = 0
         self.dead_lettered = 0
+        # Sequence numbers of paged-out entries, ascending, from index _paged_head on.
+        self._paged = array("q")
+        self._paged_head = 0
+        #: Whether a page-in of this queue is on its way (the broker asks for one at a time).
+        self.paging_in = False
 
     def __repr__(self) -> str:
-        return f"<MessageQueue {self.name} depth={len(self.entries)} in_flight={self.in_flight}>"
+        return f"<MessageQueue {self.name} depth={self.depth} in_flight={self.in_flight}>"
+
+    @property
+    def depth(self) -> int:
+        """Entries held, in memory or paged out."""
+        return len(self.entries) + len(self._paged) - self._paged_head
+
+    @property
+    def waiting(self) -> int:
+        """Entries in memory that are not in flight (ready or scheduled): what the window bounds."""
+        return len(self.entries) - self.in_flight
 
     # -- entries coming in -------------------------------------------------------------------
 
@@ -300,12 +331,15 @@ class MessageQueue:
         self.entries.pop(entry.seq, None)
 
     def drain(self) -> list[Entry]:
-        """Delete the queue: remove and return every entry not in flight. In-flight entries stay
-        until acknowledged; requeueing them into a deleted queue discards them."""
+        """Delete the queue: remove and return every entry in memory not in flight, and forget
+        the paged-out ones. In-flight entries stay until acknowledged; requeueing them into a
+        deleted queue discards them."""
         self.deleted = True
         drained = [e for e in self.entries.values() if e.state != EntryState.IN_FLIGHT]
         for entry in drained:
             self.remove(entry)
+        self._paged = array("q")
+        self._paged_head = 0
         return drained
 
     # -- time ----------------------------------------------------------------------------------
@@ -352,6 +386,66 @@ class MessageQueue:
         not_before, _, entry = item
         return entry.state != EntryState.SCHEDULED or entry.not_before != not_before
 
+    # -- paging --------------------------------------------------------------------------------
+
+    @property
+    def paged(self) -> int:
+        """How many entries are paged out."""
+        return len(self._paged) - self._paged_head
+
+    def page_out(self, seq: int) -> None:
+        """Count a new stored entry that stays in the store only (above every entry in memory)."""
+        if self.paged and self._paged[-1] >= seq:
+            raise ValueError(
+                f"{self.name}: paged-out sequence {seq} is not above the last one, {self._paged[-1]}"
+            )
+        self._paged.append(seq)
+        self.enqueued += 1
+
+    def paged_front(self, count: int) -> tuple[int, int, int]:
+        """``(first_seq, last_seq, n)`` of the first ``count`` paged-out entries (n <= count)."""
+        head = self._paged_head
+        n = min(count, self.paged)
+        return self._paged[head], self._paged[head + n - 1], n
+
+    def first_paged(self) -> int | None:
+        return self._paged[self._paged_head] if self.paged else None
+
+    def take_paged(self, seq: int) -> tuple[bool, int]:
+        """Paging in ``seq``: take it off the front of the paged-out entries. Returns whether it
+        was there, and how many paged-out entries below it were skipped (not in the store)."""
+        skipped = self.skip_paged_below(seq)
+        found = bool(self.paged) and self._paged[self._paged_head] == seq
+        if found:
+            self._paged_head += 1
+            self._compact()
+        return found, skipped
+
+    def skip_paged_below(self, seq: int) -> int:
+        """Forget the paged-out entries below ``seq`` that a page did not bring; return how many."""
+        head = self._paged_head
+        end = bisect_left(self._paged, seq, head)
+        self._paged_head = end
+        self._compact()
+        return end - head
+
+    def drop_paged_through(self, seq: int) -> tuple[int, int]:
+        """Forget the paged-out entries up to ``seq`` (consumed in the store by a range); return
+        ``(first_seq, count)`` of those dropped (count 0: none)."""
+        head = self._paged_head
+        end = bisect_right(self._paged, seq, head)
+        if end == head:
+            return 0, 0
+        first = self._paged[head]
+        self._paged_head = end
+        self._compact()
+        return first, end - head
+
+    def _compact(self) -> None:
+        if self._paged_head >= _COMPACT_AT and self._paged_head * 2 >= len(self._paged):
+            del self._paged[: self._paged_head]
+            self._paged_head = 0
+
     # -- reading -------------------------------------------------------------------------------
 
     def browse(
@@ -362,11 +456,12 @@ class MessageQueue:
         limit: int,
         selector: Selector | None,
     ) -> list[Entry]:
-        """Entries present and due, not expired, matching ``selector``, in sequence order."""
+        """Entries in memory, present and due, not expired, matching ``selector``, in sequence
+        order (paged-out ones are the broker's to read from the store)."""
+        upper = end_seq if end_seq is not None else float("inf")
         found: list[Entry] = []
-        for entry in self._entries_from(start_seq):
-            if end_seq is not None and entry.seq > end_seq:
-                break
+        for seq in sorted(s for s in self.entries if start_seq <= s <= upper):
+            entry = self.entries[seq]
             if entry.expired(now) or entry.delivery_time > now:
                 continue
             if selector is not None and not selector.matches(entry.message):
@@ -377,16 +472,9 @@ class MessageQueue:
         return found
 
     def entries_through(self, seq: int) -> list[Entry]:
-        """Entries with a sequence number up to ``seq`` that are not in flight."""
-        result = []
-        for entry in self.entries.values():
-            if entry.seq > seq:
-                break
-            if entry.state != EntryState.IN_FLIGHT:
-                result.append(entry)
-        return result
-
-    def _entries_from(self, start_seq: int) -> Iterator[Entry]:
-        for seq, entry in self.entries.items():
-            if seq >= start_seq:
-                yield entry
+        """Entries in memory with a sequence number up to ``seq`` that are not in flight."""
+        return [
+            entry
+            for entry in self.entries.values()
+            if entry.seq <= seq and entry.state != EntryState.IN_FLIGHT
+        ]

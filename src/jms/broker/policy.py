@@ -1,4 +1,5 @@
-"""Destination policies: redelivery limits and back-off, dead-letter and expiry queues, backlog bounds.
+"""Destination policies: redelivery limits and back-off, dead-letter and expiry queues, backlog
+bounds, the in-memory window of a stored backlog.
 
 A ``DestinationPolicy`` is plain configuration; a ``PolicyMap`` picks the one that applies to a
 destination by its text form (``queue://orders``), from exact names and ``fnmatch`` patterns
@@ -11,11 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-__all__ = ["DEAD_LETTER_PREFIX", "DestinationPolicy", "PolicyMap"]
+__all__ = ["DEAD_LETTER_PREFIX", "DEFAULT_MEMORY_WINDOW", "DestinationPolicy", "PolicyMap"]
 
 #: A queue named ``DLQ.<name>`` receives the dead letters of ``<name>`` unless a policy names one
 #: shared dead-letter queue instead.
 DEAD_LETTER_PREFIX = "DLQ."
+
+#: Stored messages per queue or durable subscription kept in memory unless a policy says otherwise.
+DEFAULT_MEMORY_WINDOW = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,9 @@ class DestinationPolicy:
     - ``expiry_queue``: ``None`` discards expired messages; a name moves them there.
     - ``max_backlog``: at most this many messages held per queue or per topic subscription; a
       send that would exceed it fails with ``ResourceAllocationException``. ``None``: unbounded.
+    - ``memory_window``: at most this many stored (PERSISTENT) messages per queue or durable
+      subscription wait in memory; the rest stay in the store and are paged in by sequence as
+      the window empties (see docs/storage.md). ``None``: everything in memory.
     """
 
     max_deliveries: int | None = 10
@@ -42,6 +49,7 @@ class DestinationPolicy:
     dead_letter_queue: str | None = None
     expiry_queue: str | None = None
     max_backlog: int | None = None
+    memory_window: int | None = DEFAULT_MEMORY_WINDOW
 
     def __post_init__(self) -> None:
         if self.max_deliveries is not None and self.max_deliveries < 1:
@@ -58,6 +66,13 @@ class DestinationPolicy:
             )
         if self.max_backlog is not None and self.max_backlog < 1:
             raise ValueError(f"max_backlog must be at least 1 or None; got {self.max_backlog}")
+        if self.memory_window is not None and (
+            type(self.memory_window) is not int or self.memory_window < 2
+        ):
+            raise ValueError(
+                f"memory_window must be an int of at least 2 or None (no paging); got "
+                f"{self.memory_window!r}"
+            )
         for field_name in ("dead_letter_queue", "expiry_queue"):
             value = getattr(self, field_name)
             if value is not None and (not isinstance(value, str) or not value):

@@ -18,6 +18,7 @@ give back prefetched ones untouched, so redelivery starts at the oldest unacknow
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import TYPE_CHECKING, Final
@@ -326,7 +327,14 @@ class Session:
 
     def _accept(self, consumer: MessageConsumer, delivery: Delivery) -> Message | None:
         """Hand a delivery to the application: None if it expired in the buffer (it goes back to
-        the broker, which discards it); else the message, read-only and recorded as unacked."""
+        the broker, which discards it); else the message, read-only and recorded as unacked.
+        First the store's record of the delivery must be durable (see ``Delivery.recorded``)."""
+        try:
+            delivery.recorded.wait()
+        except JMSException:
+            with contextlib.suppress(JMSException):
+                self._transport.requeue(undelivered=[delivery.tag])
+            raise
         message = delivery.message
         expiration = message.get_jms_expiration()
         if expiration and expiration <= wall_clock_ms():

@@ -1,5 +1,6 @@
 """Durable storage behind the broker: one small interface (``jms.store.base``) and its
-implementations — ``MemoryStore`` for ``memory://`` brokers now, SQLite for ``embedded://`` next.
+implementations — ``MemoryStore`` for ``memory://`` brokers and ``SQLiteStore``
+(``jms.store.sqlite``) for ``embedded://`` ones.
 
 The store sits below the broker and above the message model: it imports ``jms.message`` and
 nothing from ``jms.broker`` or ``jms.client``.
@@ -14,6 +15,8 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     MessageStore,
     RemoveEntry,
+    RemoveRange,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
     StoreContents,
@@ -32,6 +35,8 @@ __all__ = [
     "MemoryStore",
     "MessageStore",
     "RemoveEntry",
+    "RemoveRange",
+    "ReserveSequences",
     "SaveSubscription",
     "SetDeliveryCount",
     "StoreContents",

@@ -9,7 +9,11 @@ queue over its own log; a durable subscription is a store queue over its topic's
 many references — the store keeps the message while any entry refers to it). An entry is keyed by
 ``(queue, seq)``; a queue's entries in ``seq`` order are its arrival order. A subscription's or
 queue's position is the set of entries it still holds, so a range reader's cursor commit is a batch
-of ``RemoveEntry`` for the entries it has processed.
+of ``RemoveEntry``/``RemoveRange`` for the entries it has processed. Messages the store never
+sees (NON_PERSISTENT ones) use sequence numbers too; ``ReserveSequences`` records ahead of time
+how far a log's numbers may have been handed out, so that numbering stays monotonic across a
+crash. An entry's delivery count is the number of deliveries the broker started and that were not
+acknowledged: the broker records a delivery before the consumer may see the message.
 
 Writes. The broker describes each change as a batch of operations (a send, an acknowledgement, a
 whole transaction, a dead-letter move) and calls ``submit`` once per batch; a store applies a
@@ -17,10 +21,13 @@ batch entirely or not at all, and applies batches in submission order. ``submit`
 batch (it is called under the broker's lock and must not wait for a disk); the returned
 ``Completion`` is waited on outside the lock, which is how many concurrent senders can share one
 fsync. Only what must survive reaches the store: PERSISTENT messages on queues and durable
-subscriptions, acknowledgements of those, delivery counts, destinations and durable subscriptions.
+subscriptions, acknowledgements of those, delivery counts, destinations, durable subscriptions and
+sequence reservations. Because batches complete in order, the completion of the last batch
+submitted is a barrier: once it returns, every earlier batch is readable.
 
 Reads. ``load`` returns what a restarting broker needs first (destinations, subscriptions, the last
-sequence of every log, the store queues holding entries); ``read_entries`` pages a queue's entries
+sequence of every log, the store queues holding entries); ``read_sequences`` lists the sequence
+numbers a queue holds (cheap: no message is decoded), and ``read_entries`` pages a queue's entries
 by sequence range, for recovery, for paging a backlog in, and for range readers (the Spark source).
 
 A store never decides delivery order, never evaluates selectors, and knows nothing of consumers,
@@ -44,6 +51,8 @@ __all__ = [
     "DurableSubscriptionRecord",
     "MessageStore",
     "RemoveEntry",
+    "RemoveRange",
+    "ReserveSequences",
     "SaveSubscription",
     "SetDeliveryCount",
     "StoreContents",
@@ -108,12 +117,30 @@ class RemoveEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveRange:
+    """Drop every entry of ``queue`` with ``start_seq <= seq <= end_seq`` (a cursor commit)."""
+
+    queue: str
+    start_seq: int
+    end_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class SetDeliveryCount:
-    """Record that the entry ``seq`` of ``queue`` has failed ``count`` deliveries so far."""
+    """Record that the entry ``seq`` of ``queue`` has had ``count`` unacknowledged deliveries."""
 
     queue: str
     seq: int
     count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReserveSequences:
+    """Record that sequence numbers of ``log`` up to ``through`` may be in use, so that ``load``
+    reports at least ``through`` as its last sequence even if no message of it was appended."""
+
+    log: str
+    through: int
 
 
 StoreOperation = (
@@ -122,7 +149,9 @@ StoreOperation = (
     | DeleteSubscription
     | AppendMessage
     | RemoveEntry
+    | RemoveRange
     | SetDeliveryCount
+    | ReserveSequences
 )
 
 
@@ -143,6 +172,7 @@ class StoreContents:
 
     destinations: tuple[str, ...]
     subscriptions: tuple[DurableSubscriptionRecord, ...]
+    #: Per log, the highest sequence number appended or reserved: new numbers start above it.
     last_sequences: Mapping[str, int]
     queues_with_entries: tuple[str, ...]
 
@@ -154,10 +184,17 @@ class Completion(ABC):
     def wait(self) -> None:
         """Block until the batch is applied as durably as the store promises; raise its error."""
 
+    @abstractmethod
+    def done(self) -> bool:
+        """Whether ``wait`` would return (or raise) at once."""
+
 
 class _Done(Completion):
     def wait(self) -> None:
         return None
+
+    def done(self) -> bool:
+        return True
 
 
 #: The completion of a batch that was applied before ``submit`` returned.
@@ -177,6 +214,11 @@ class MessageStore(ABC):
 
         Must not block on I/O: callers hold the broker's lock. Failures surface from ``wait``.
         """
+
+    @abstractmethod
+    def read_sequences(self, queue: str, start_seq: int, limit: int) -> list[int]:
+        """Up to ``limit`` sequence numbers of ``queue``'s entries from ``start_seq`` on, in order,
+        as of every batch whose ``Completion`` has returned."""
 
     @abstractmethod
     def read_entries(

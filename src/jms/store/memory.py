@@ -25,6 +25,8 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     MessageStore,
     RemoveEntry,
+    RemoveRange,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
     StoreContents,
@@ -57,6 +59,7 @@ class MemoryStore(MessageStore):
         self._destinations: dict[str, None] = {}
         self._subscriptions: dict[str, DurableSubscriptionRecord] = {}
         self._last_sequences: dict[str, int] = {}
+        self._reserved: dict[str, int] = {}
         self._messages: dict[tuple[str, int], _LoggedMessage] = {}
         # queue -> seq -> entry, in seq order: a queue's entries come from one log, in its order.
         self._entries: dict[str, dict[int, _Entry]] = {}
@@ -67,7 +70,10 @@ class MemoryStore(MessageStore):
             return StoreContents(
                 destinations=tuple(self._destinations),
                 subscriptions=tuple(self._subscriptions.values()),
-                last_sequences=dict(self._last_sequences),
+                last_sequences={
+                    log: max(self._last_sequences.get(log, 0), self._reserved.get(log, 0))
+                    for log in self._last_sequences.keys() | self._reserved.keys()
+                },
                 queues_with_entries=tuple(q for q, entries in self._entries.items() if entries),
             )
 
@@ -81,6 +87,13 @@ class MemoryStore(MessageStore):
             for operation in batch:
                 self._apply(operation)
         return DONE
+
+    def read_sequences(self, queue: str, start_seq: int, limit: int) -> list[int]:
+        with self._lock:
+            self._check_open()
+            seqs = list(self._entries.get(queue, ()))
+            begin = bisect_left(seqs, start_seq)
+            return seqs[begin : begin + limit]
 
     def read_entries(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
@@ -147,6 +160,13 @@ class MemoryStore(MessageStore):
                     self._entries.setdefault(queue, {})[operation.seq] = _Entry(operation.log, 0)
         elif isinstance(operation, RemoveEntry):
             self._remove_entry(operation.queue, operation.seq)
+        elif isinstance(operation, RemoveRange):
+            entries = self._entries.get(operation.queue, {})
+            for seq in [s for s in entries if operation.start_seq <= s <= operation.end_seq]:
+                self._remove_entry(operation.queue, seq)
+        elif isinstance(operation, ReserveSequences):
+            if operation.through > self._reserved.get(operation.log, 0):
+                self._reserved[operation.log] = operation.through
         elif isinstance(operation, SetDeliveryCount):
             entry = self._entries.get(operation.queue, {}).get(operation.seq)
             if entry is not None:

@@ -8,8 +8,9 @@ savepoint per batch: a batch that fails rolls back alone and its ``Completion`` 
 are the batch's completions released — so a PERSISTENT ``send`` that returned survives ``kill -9``.
 Reads use their own connection and see every committed batch. The directory is locked
 (``fcntl.flock``) so two brokers can never open the same store; the OS drops the lock when a
-process dies. This module never decides delivery order and never holds messages in memory beyond
-the batch being written: paging is done by ``read_entries``.
+process dies. The schema and how to inspect or back up a live store are in docs/storage.md. This
+module never decides delivery order and never holds messages in memory beyond the batch being
+written: paging is done by ``read_sequences`` and ``read_entries``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     MessageStore,
     RemoveEntry,
+    RemoveRange,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
     StoreContents,
@@ -59,7 +62,11 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     no_local INTEGER NOT NULL,
     shared INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS sequences (log TEXT PRIMARY KEY, last_seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sequences (
+    log TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL,
+    reserved INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
     log TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -94,6 +101,9 @@ class _Pending(Completion):
         self._done.wait()
         if self._error is not None:
             raise self._error
+
+    def done(self) -> bool:
+        return self._done.is_set()
 
 
 _STOP: Final = object()
@@ -177,17 +187,37 @@ class SQLiteStore(MessageStore):
                         "FROM subscriptions"
                     )
                 ),
-                last_sequences=dict(read("SELECT log, last_seq FROM sequences").fetchall()),
-                queues_with_entries=tuple(
-                    row[0] for row in read("SELECT DISTINCT queue FROM entries")
+                last_sequences=dict(
+                    read("SELECT log, max(last_seq, reserved) FROM sequences").fetchall()
                 ),
+                queues_with_entries=self._queues_with_entries(),
             )
+
+    def _queues_with_entries(self) -> tuple[str, ...]:
+        # One index probe per queue rather than a scan of every entry (a backlog may be large).
+        queues: list[str] = []
+        (queue_name,) = self._reader.execute("SELECT min(queue) FROM entries").fetchone()
+        while queue_name is not None:
+            queues.append(queue_name)
+            (queue_name,) = self._reader.execute(
+                "SELECT min(queue) FROM entries WHERE queue > ?", (queue_name,)
+            ).fetchone()
+        return tuple(queues)
 
     def submit(self, batch: Sequence[StoreOperation]) -> Completion:
         self._check_open()
         pending = _Pending()
         self._queue.put((tuple(batch), pending))
         return pending
+
+    def read_sequences(self, queue: str, start_seq: int, limit: int) -> list[int]:
+        with self._reader_lock:
+            self._check_open()
+            rows = self._reader.execute(
+                "SELECT seq FROM entries WHERE queue = ? AND seq >= ? ORDER BY seq LIMIT ?",
+                (queue, start_seq, limit),
+            ).fetchall()
+        return [seq for (seq,) in rows]
 
     def read_entries(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
@@ -270,19 +300,20 @@ class SQLiteStore(MessageStore):
     def _apply(self, operation: StoreOperation) -> None:
         execute = self._writer.execute
         if isinstance(operation, AppendMessage):
-            row = execute(
-                "SELECT last_seq FROM sequences WHERE log = ?", (operation.log,)
-            ).fetchone()
-            if row is not None and operation.seq <= row[0]:
+            grew = execute(
+                "INSERT INTO sequences (log, last_seq) VALUES (?, ?) "
+                "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq "
+                "WHERE excluded.last_seq > sequences.last_seq",
+                (operation.log, operation.seq),
+            ).rowcount
+            if not grew:
+                (last,) = execute(
+                    "SELECT last_seq FROM sequences WHERE log = ?", (operation.log,)
+                ).fetchone()
                 raise IllegalStateException(
                     f"store: sequence {operation.seq} of {operation.log} is not above the last "
-                    f"one, {row[0]}"
+                    f"one, {last}"
                 )
-            execute(
-                "INSERT INTO sequences (log, last_seq) VALUES (?, ?) "
-                "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq",
-                (operation.log, operation.seq),
-            )
             if operation.queues:
                 execute(
                     "INSERT INTO messages (log, seq, refs, data) VALUES (?, ?, ?, ?)",
@@ -299,6 +330,18 @@ class SQLiteStore(MessageStore):
                 )
         elif isinstance(operation, RemoveEntry):
             self._remove_entry(operation.queue, operation.seq)
+        elif isinstance(operation, RemoveRange):
+            removed = execute(
+                "DELETE FROM entries WHERE queue = ? AND seq BETWEEN ? AND ? RETURNING log, seq",
+                (operation.queue, operation.start_seq, operation.end_seq),
+            ).fetchall()
+            self._release_messages(removed)
+        elif isinstance(operation, ReserveSequences):
+            execute(
+                "INSERT INTO sequences (log, last_seq, reserved) VALUES (?, 0, ?) "
+                "ON CONFLICT (log) DO UPDATE SET reserved = max(reserved, excluded.reserved)",
+                (operation.log, operation.through),
+            )
         elif isinstance(operation, SetDeliveryCount):
             execute(
                 "UPDATE entries SET delivery_count = ? WHERE queue = ? AND seq = ?",
@@ -329,22 +372,29 @@ class SQLiteStore(MessageStore):
             )
         elif isinstance(operation, DeleteSubscription):
             execute("DELETE FROM subscriptions WHERE key = ?", (operation.key,))
-            seqs = execute("SELECT seq FROM entries WHERE queue = ?", (operation.key,)).fetchall()
-            for (seq,) in seqs:
-                self._remove_entry(operation.key, seq)
+            removed = execute(
+                "DELETE FROM entries WHERE queue = ? RETURNING log, seq", (operation.key,)
+            ).fetchall()
+            self._release_messages(removed)
         else:
             raise IllegalStateException(f"store: unknown operation {operation!r}")
 
     def _remove_entry(self, queue_name: str, seq: int) -> None:
-        execute = self._writer.execute
-        row = execute(
+        row = self._writer.execute(
             "DELETE FROM entries WHERE queue = ? AND seq = ? RETURNING log", (queue_name, seq)
         ).fetchone()
-        if row is None:
-            return
-        (log,) = row
-        execute("UPDATE messages SET refs = refs - 1 WHERE log = ? AND seq = ?", (log, seq))
-        execute("DELETE FROM messages WHERE log = ? AND seq = ? AND refs <= 0", (log, seq))
+        if row is not None:
+            self._release_messages([(row[0], seq)])
+
+    def _release_messages(self, references: list[tuple[str, int]]) -> None:
+        """Drop one reference to each ``(log, seq)`` message, deleting those left with none."""
+        execute = self._writer.execute
+        for log, seq in references:
+            # The usual case, a queue's message with its only reference, is a single statement.
+            if not execute(
+                "DELETE FROM messages WHERE log = ? AND seq = ? AND refs <= 1", (log, seq)
+            ).rowcount:
+                execute("UPDATE messages SET refs = refs - 1 WHERE log = ? AND seq = ?", (log, seq))
 
 
 def _as_jms_error(error: BaseException) -> JMSException:
