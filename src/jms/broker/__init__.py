@@ -3,7 +3,8 @@ priority, expiry, delivery delay, redelivery with dead-letter queues, message gr
 
 ``Broker`` is a thread-safe object with no sockets; clients reach it through ``jms.client``'s
 in-process transport, and a STOMP server can sit in front of it. Storage is ``jms.store``'s.
-``embedded_broker(url)`` gives the process's broker for a ``memory://`` URL.
+``embedded_broker(url)`` gives the process's broker for a ``memory://`` or ``embedded:///path``
+URL; ``open_broker(url, ...)`` opens one with settings (what a broker process does).
 """
 
 from jms.broker.broker import (
@@ -15,8 +16,8 @@ from jms.broker.broker import (
 )
 from jms.broker.consumer import DEFAULT_PREFETCH, ConsumerSpec, DeliverySink
 from jms.broker.delivery import BrowsePage, Delivery
-from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy
-from jms.broker.registry import close_embedded_broker, embedded_broker
+from jms.broker.policy import DEAD_LETTER_PREFIX, DEFAULT_MEMORY_WINDOW, DestinationPolicy
+from jms.broker.registry import close_embedded_broker, embedded_broker, open_broker
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import SubscriptionName
 
@@ -24,6 +25,7 @@ __all__ = [
     "DEAD_LETTER_PREFIX",
     "DEAD_LETTER_REASON",
     "DEFAULT_BROWSE_PAGE",
+    "DEFAULT_MEMORY_WINDOW",
     "DEFAULT_PREFETCH",
     "ORIGINAL_DESTINATION",
     "Broker",
@@ -36,5 +38,6 @@ __all__ = [
     "SubscriptionName",
     "close_embedded_broker",
     "embedded_broker",
+    "open_broker",
     "wall_clock_ms",
 ]

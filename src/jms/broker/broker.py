@@ -123,8 +123,7 @@ def wall_clock_ms() -> int:
 
 
 def _await(barrier: Completion) -> None:
-    """Wait until ``barrier`` has completed, whether its batch succeeded or not (its own caller
-    hears of a failure; a barrier only orders)."""
+    """Wait until ``barrier`` (an empty batch) has completed; a failure is not ours to report."""
     with contextlib.suppress(JMSException):
         barrier.wait()
 
@@ -201,8 +200,6 @@ class Broker:
         self._wakeups: list[tuple[int, int, MessageQueue]] = []
         self._timer = DeadlineTimer(f"jms-broker-timer[{name}]", self._on_deadline, clock)
         self._pager = Pager(f"jms-broker-pager[{name}]", self._store, self._paged_in)
-        # The completion of the last batch submitted: once it returns, every batch is applied.
-        self._last_submitted: Completion = DONE
         self._closed = False
         self._recover()
 
@@ -544,9 +541,9 @@ class Broker:
             found = [(entry.seq, self._browse_copy(entry)) for entry in entries]
             first_paged = queue.first_paged()
             key = queue.store_key
-            barrier = self._last_submitted
-        # Everything shown must be durable (or durably numbered) first: wait for the last batch.
-        _await(barrier)
+        # Everything shown must be durable (or durably numbered) first, and every paged-out entry
+        # readable: a batch submitted now completes after every batch submitted before.
+        _await(self._store.submit(()))
         if first_paged is not None and key is not None:
             found = self._browse_paged(
                 found, key, max(start_seq, first_paged), end_seq, limit, compiled, now
@@ -738,7 +735,7 @@ class Broker:
                 )
             state = QueueDestination(queue, self._policies.for_destination(text), None)
             self._queues[text] = state
-            self._submit([AddDestination(text)])
+            self._store.submit([AddDestination(text)])
         return state
 
     def _topic_destination(self, topic: Topic) -> TopicDestination:
@@ -752,7 +749,7 @@ class Broker:
                 )
             state = TopicDestination(topic, self._policies.for_destination(text), None)
             self._topics[text] = state
-            self._submit([AddDestination(text)])
+            self._store.submit([AddDestination(text)])
         return state
 
     def _target_for_send(self, message: Message) -> QueueDestination | TopicDestination:
@@ -1010,7 +1007,7 @@ class Broker:
         seq = state.next_seq()
         through = state.reservation_due()
         if through is not None:
-            state.reserved(through, self._submit([ReserveSequences(state.text, through)]))
+            state.reserved(through, self._store.submit([ReserveSequences(state.text, through)]))
         gate = state.gate(seq)
         persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
         if persistent:
@@ -1209,7 +1206,7 @@ class Broker:
                 operations.append(
                     SetDeliveryCount(queue.store_key, entry.seq, entry.delivery_count + 1)
                 )
-        completion = self._submit(operations) if operations else DONE
+        completion = self._store.submit(operations) if operations else DONE
         for queue, entry in work.deliveries:
             if entry.stored:
                 self._dispatch(queue, entry, completion)
@@ -1222,11 +1219,6 @@ class Broker:
             self._watch(queue)
         for queue in work.paging:
             self._page_in_if_room(queue)
-        return completion
-
-    def _submit(self, operations: Sequence[StoreOperation]) -> Completion:
-        completion = self._store.submit(operations)
-        self._last_submitted = completion
         return completion
 
     def _dispatch(self, queue: MessageQueue, entry: Entry, recorded: Completion) -> None:
@@ -1366,9 +1358,7 @@ class Broker:
             return
         first_seq, last_seq, count = queue.paged_front(min(room, _PAGE_IN_LIMIT))
         queue.paging_in = True
-        self._pager.request(
-            PageRequest(queue, queue.store_key, self._last_submitted, first_seq, last_seq, count)
-        )
+        self._pager.request(PageRequest(queue, queue.store_key, first_seq, last_seq, count))
 
     def _paged_in(self, request: PageRequest, entries: list[StoredEntry] | None) -> None:
         """The pager read a page: admit its entries (on the pager's thread)."""

@@ -2,9 +2,9 @@
 
 A queue whose stored backlog is larger than its memory window keeps only the sequence numbers of
 the rest (``MessageQueue.page_out``). When the window is half empty the broker asks for the next
-page with a ``PageRequest``; the pager waits for the store batch that was the last one submitted
-when the page was asked for (batches complete in order, so every entry of the page is readable
-then), reads and decodes the page without the broker's lock, and hands it back through a callback
+page with a ``PageRequest``; the pager submits an empty batch and waits for it (batches complete in
+order, so every entry of the page is readable then — the appends were submitted before the
+request), reads and decodes the page without the broker's lock, and hands it back through a callback
 that takes the lock and admits the entries. Reading off the lock keeps senders and consumers of
 other queues running while a page is decoded. One thread per broker, started on first use; it
 never decides what to deliver and never writes to the store.
@@ -21,7 +21,7 @@ from typing import Final, NamedTuple
 
 from jms.broker.message_queue import MessageQueue
 from jms.errors import JMSException
-from jms.store import Completion, MessageStore, StoredEntry
+from jms.store import MessageStore, StoredEntry
 
 __all__ = ["PageRequest", "Pager"]
 
@@ -32,12 +32,10 @@ _STOP: Final = object()
 
 class PageRequest(NamedTuple):
     """Read the ``count`` paged-out entries of ``queue`` (store queue ``key``) from ``first_seq``
-    to ``last_seq``, once ``barrier`` (the last batch submitted when this was asked for) has
-    completed."""
+    to ``last_seq``."""
 
     queue: MessageQueue
     key: str
-    barrier: Completion
     first_seq: int
     last_seq: int
     count: int
@@ -82,8 +80,8 @@ class Pager:
             entries: list[StoredEntry] | None
             try:
                 with contextlib.suppress(JMSException):
-                    # A failed batch is as applied as it will ever be: a barrier only orders.
-                    request.barrier.wait()
+                    # An empty batch fails only with the store; the read below then says so too.
+                    self._store.submit(()).wait()
                 entries = self._store.read_entries(
                     request.key, request.first_seq, request.last_seq, request.count
                 )

@@ -2,9 +2,13 @@
 
 ``memory://orders`` names one in-process broker (over a ``MemoryStore``) for the whole process:
 every ``ConnectionFactory("memory://orders")`` reaches the same one, and ``memory://`` alone the
-default one. A broker lives until ``close_embedded_broker(url)`` (or the process ends), so a
-producer that connects, sends and disconnects leaves its messages for a consumer that connects
-later — as with a broker process. The registry only creates, finds and forgets brokers; it never
+default one. ``embedded:///var/lib/jms`` names the broker over the durable ``SQLiteStore`` in that
+directory (``embedded://data/jms`` is relative to the working directory): one per directory per
+process, however the directory is spelled, and the store's lock keeps other processes out. A
+broker lives until ``close_embedded_broker(url)`` (or the process ends), so a producer that
+connects, sends and disconnects leaves its messages for a consumer that connects later — as with
+a broker process. ``open_broker`` opens one with options (policies, authentication), which is what
+``jms broker --store DIR`` does. The registry only creates, finds and forgets brokers; it never
 routes messages.
 """
 
@@ -12,15 +16,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from jms.broker.broker import Broker
-from jms.errors import JMSException
-from jms.store import MemoryStore
+from jms.broker.policy import DestinationPolicy
+from jms.errors import IllegalStateException, JMSException
+from jms.store import MemoryStore, MessageStore
+from jms.store.sqlite import SQLiteStore
 
-__all__ = ["EMBEDDED_SCHEMES", "close_embedded_broker", "embedded_broker"]
+__all__ = ["EMBEDDED_SCHEMES", "close_embedded_broker", "embedded_broker", "open_broker"]
 
 #: URL schemes whose brokers live in this process.
-EMBEDDED_SCHEMES = ("memory",)
+EMBEDDED_SCHEMES = ("memory", "embedded")
 
 
 class _Registry:
@@ -28,12 +35,20 @@ class _Registry:
         self._lock = threading.Lock()
         self._brokers: dict[str, Broker] = {}
 
-    def obtain(self, key: str, create: Callable[[], Broker]) -> Broker:
+    def obtain(self, key: str, create: Callable[[], Broker], *, fresh: bool = False) -> Broker:
+        """The open broker for ``key``, created if there is none; with ``fresh``, an open one is
+        an error."""
         with self._lock:
             broker = self._brokers.get(key)
-            if broker is None or broker.closed:
-                broker = create()
-                self._brokers[key] = broker
+            if broker is not None and not broker.closed:
+                if fresh:
+                    raise IllegalStateException(
+                        f"the embedded broker {key} is already open in this process; close it "
+                        "with close_embedded_broker(url) first"
+                    )
+                return broker
+            broker = create()
+            self._brokers[key] = broker
             return broker
 
     def remove(self, key: str) -> Broker | None:
@@ -44,36 +59,89 @@ class _Registry:
 _REGISTRY = _Registry()
 
 
-def _canonical(url: str) -> tuple[str, str]:
-    """``(registry key, broker name)`` for an embedded-broker URL."""
-    if not isinstance(url, str):
-        raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
-    scheme, separator, rest = url.partition("://")
-    if not separator or scheme not in EMBEDDED_SCHEMES:
-        raise JMSException(
-            f"{url!r} is not an embedded broker URL; expected memory:// or memory://NAME"
-        )
-    if any(character in rest for character in "/?#"):
-        raise JMSException(
-            f"{url!r}: a memory broker name may not contain '/', '?' or '#'; got {rest!r}"
-        )
-    return f"{scheme}://{rest}", rest or "default"
+class _Location:
+    """Where an embedded-broker URL points: its registry key, the broker's name, and the store
+    directory (None for a memory broker)."""
+
+    __slots__ = ("directory", "key", "name")
+
+    def __init__(self, url: object) -> None:
+        if not isinstance(url, str):
+            raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
+        scheme, separator, rest = url.partition("://")
+        if not separator or scheme not in EMBEDDED_SCHEMES:
+            raise JMSException(
+                f"{url!r} is not an embedded broker URL; expected memory://, memory://NAME or "
+                "embedded:///path/to/store-directory"
+            )
+        if scheme == "memory":
+            if any(character in rest for character in "/?#"):
+                raise JMSException(
+                    f"{url!r}: a memory broker name may not contain '/', '?' or '#'; got {rest!r}"
+                )
+            self.key = f"memory://{rest}"
+            self.name = rest or "default"
+            self.directory: Path | None = None
+            return
+        if not rest:
+            raise JMSException(
+                f"{url!r} names no store directory; write embedded:///absolute/path or "
+                "embedded://relative/path"
+            )
+        if any(character in rest for character in "?#"):
+            raise JMSException(
+                f"{url!r}: an embedded broker URL takes no query or fragment ('?', '#'); "
+                "configure the broker with open_broker(url, ...) instead"
+            )
+        self.directory = Path(rest).expanduser().resolve()
+        self.key = f"embedded://{self.directory}"
+        self.name = str(self.directory)
+
+    def store(self) -> MessageStore:
+        return MemoryStore() if self.directory is None else SQLiteStore(self.directory)
 
 
 def embedded_broker(url: str = "memory://") -> Broker:
-    """The process's broker for ``url`` (``memory://`` or ``memory://NAME``), created on first use.
+    """The process's broker for ``url`` (``memory://``, ``memory://NAME`` or
+    ``embedded:///path``), created on first use with default settings.
 
     Use it to configure a broker before connecting, e.g.
     ``embedded_broker("memory://orders").set_policy("queue://*", DestinationPolicy(...))``.
     """
-    key, name = _canonical(url)
-    return _REGISTRY.obtain(key, lambda: Broker(MemoryStore(), name=name))
+    location = _Location(url)
+    return _REGISTRY.obtain(location.key, lambda: Broker(location.store(), name=location.name))
+
+
+def open_broker(
+    url: str,
+    *,
+    default_policy: DestinationPolicy | None = None,
+    authenticator: Callable[[str | None, str | None], bool] | None = None,
+) -> Broker:
+    """Open the process's broker for ``url`` with these settings and register it, so that
+    ``ConnectionFactory(url)`` in this process reaches it too. ``embedded:///path`` opens (or
+    creates) the durable store in that directory and recovers what it holds.
+
+    ``IllegalStateException`` if this process already has that broker open; another process
+    holding the directory's lock is ``IllegalStateException`` too (from the store).
+    """
+    location = _Location(url)
+    return _REGISTRY.obtain(
+        location.key,
+        lambda: Broker(
+            location.store(),
+            name=location.name,
+            default_policy=default_policy,
+            authenticator=authenticator,
+        ),
+        fresh=True,
+    )
 
 
 def close_embedded_broker(url: str) -> None:
-    """Close and forget the broker for ``url`` (its messages are gone); the next use of the URL
-    starts a new one. Does nothing if there is none."""
-    key, _ = _canonical(url)
-    broker = _REGISTRY.remove(key)
+    """Close and forget the broker for ``url`` (a memory broker's messages are gone; an embedded
+    one's store is flushed and unlocked); the next use of the URL starts a new one. Does nothing
+    if there is none."""
+    broker = _REGISTRY.remove(_Location(url).key)
     if broker is not None:
         broker.close()

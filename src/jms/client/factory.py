@@ -1,7 +1,8 @@
 """``ConnectionFactory(url, **options)``: where connections come from.
 
-The URL picks the transport: ``memory://`` (the process's default in-process broker) or
-``memory://NAME`` (a named one, shared by every factory naming it). The options are
+The URL picks the transport: ``memory://`` (the process's default in-process broker),
+``memory://NAME`` (a named one, shared by every factory naming it) or ``embedded:///path`` (the
+process's in-process broker over the durable store in that directory). The options are
 ``ClientOptions``'. The factory holds configuration only; each ``create_connection`` opens a new
 connection.
 """
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jms.broker import embedded_broker
+from jms.broker.registry import EMBEDDED_SCHEMES
 from jms.client.connection import Connection
 from jms.client.context import JMSContext
 from jms.client.inprocess import InProcessTransport
@@ -28,13 +30,14 @@ def _opener_for(url: str) -> _Opener:
     if not isinstance(url, str):
         raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
     scheme = url.partition("://")[0]
-    if scheme == "memory":
-        embedded_broker(url)  # refuses a malformed name now rather than at the first connection
+    if scheme in EMBEDDED_SCHEMES:
+        embedded_broker(url)  # refuses a malformed URL (or a locked store) now, not at connect
         return lambda user, password, client_id, on_lost: InProcessTransport(
             embedded_broker(url), user, password, client_id, on_lost
         )
     raise JMSException(
-        f"unsupported broker URL {url!r}: this provider connects to memory:// and memory://NAME"
+        f"unsupported broker URL {url!r}: this provider connects to memory://, memory://NAME "
+        "and embedded:///path/to/store-directory"
     )
 
 

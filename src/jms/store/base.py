@@ -22,8 +22,8 @@ batch (it is called under the broker's lock and must not wait for a disk); the r
 ``Completion`` is waited on outside the lock, which is how many concurrent senders can share one
 fsync. Only what must survive reaches the store: PERSISTENT messages on queues and durable
 subscriptions, acknowledgements of those, delivery counts, destinations, durable subscriptions and
-sequence reservations. Because batches complete in order, the completion of the last batch
-submitted is a barrier: once it returns, every earlier batch is readable.
+sequence reservations. Because batches complete in order, an empty batch is a barrier: once its
+completion returns, every batch submitted before it is readable (a store makes that cheap).
 
 Reads. ``load`` returns what a restarting broker needs first (destinations, subscriptions, the last
 sequence of every log, the store queues holding entries); ``read_sequences`` lists the sequence

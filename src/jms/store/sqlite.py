@@ -272,6 +272,11 @@ class SQLiteStore(MessageStore):
                 self._commit_group(group)
 
     def _commit_group(self, group: list[tuple[Sequence[StoreOperation], _Pending]]) -> None:
+        if not any(batch for batch, _ in group):
+            # Barriers (empty batches): every earlier group is committed, nothing to write.
+            for _, pending in group:
+                pending.finish(None)
+            return
         outcomes: list[BaseException | None] = []
         execute = self._writer.execute
         try:
