@@ -637,6 +637,7 @@ class Broker:
                     acknowledged=q.acknowledged,
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
+                    paged=q.paged,
                 )
                 for q in queues
             ]

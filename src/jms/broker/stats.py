@@ -16,7 +16,8 @@ class QueueStats:
     """``name`` is ``queue://x`` for a queue, or the subscription's label for a topic
     subscription (``durable://client/name``, ``shared://client/name``, ``subscriber://<id>``);
     ``destination`` is the queue or topic messages were sent to. ``depth`` counts every message
-    held, in flight included."""
+    held, in flight included; ``paged`` how many of those wait in the store only, beyond the
+    memory window."""
 
     name: str
     destination: str
@@ -27,3 +28,4 @@ class QueueStats:
     acknowledged: int
     expired: int
     dead_lettered: int
+    paged: int = 0
