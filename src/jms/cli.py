@@ -7,7 +7,8 @@ them holds logic the library does not also offer to Python callers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -244,6 +245,333 @@ def selector_command(
     result = selector.evaluate(message)
     console.print(f"result: {shown[result]}")
     raise typer.Exit(0 if result is True else 1)
+
+
+# --- jms broker and its STOMP clients ----------------------------------------------------------
+
+_DEFAULT_URL = "stomp://127.0.0.1:61613"
+_URL_OPTION = typer.Option("--url", "-u", help="The broker, stomp://HOST:PORT.")
+_USER_OPTION = typer.Option("--user", help="Login (default: anonymous).")
+_PASSWORD_OPTION = typer.Option("--password", help="Password for --user.")
+
+
+def _fail(message: str) -> typer.Exit:
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(1)
+
+
+def _destination(text: str) -> jms.Destination:
+    """``queue://x``, ``topic://x``, ``/queue/x``, ``/topic/x``, or a bare name (a queue)."""
+    if "://" in text:
+        return jms.Destination.parse(text)
+    for prefix, kind in (("/queue/", jms.Queue), ("/topic/", jms.Topic)):
+        if text.startswith(prefix) and len(text) > len(prefix):
+            return kind(text[len(prefix) :])
+    return jms.Queue(text)
+
+
+@app.command()
+def broker(
+    store: Annotated[
+        Path, typer.Option("--store", help="Directory of the durable store (created if missing).")
+    ] = Path("jms-data"),
+    memory: Annotated[
+        bool, typer.Option("--memory", help="Keep messages in memory only (no store).")
+    ] = False,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="STOMP port (0: any free port).")] = 61613,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="TOML file with users and permissions (docs/stomp.md)."),
+    ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port", help="Serve Prometheus metrics on http://HOST:PORT/metrics."
+        ),
+    ] = None,
+) -> None:
+    """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C."""
+    import logging
+
+    from jms.broker.security import SecurityConfigError
+    from jms.stomp.service import BrokerOptions, run
+
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    options = BrokerOptions(
+        store=None if memory else store,
+        host=host,
+        port=port,
+        config=config,
+        metrics_port=metrics_port,
+    )
+    try:
+        run(options, announce=lambda line: print(line, flush=True))
+    except (SecurityConfigError, jms.JMSException, OSError) as error:
+        raise _fail(str(error)) from None
+
+
+@app.command("hash-password")
+def hash_password_command(
+    scheme: Annotated[
+        str, typer.Option("--scheme", help="scrypt (default) or pbkdf2_sha256.")
+    ] = "scrypt",
+) -> None:
+    """Print a salted hash of a password (asked for twice) for a broker config's [users]."""
+    from jms.broker.security import hash_password
+
+    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        typer.echo(hash_password(password, scheme=scheme))
+    except ValueError as error:
+        raise _fail(str(error)) from None
+
+
+def _connect(url: str, user: str | None, password: str | None) -> jms.Connection:
+    try:
+        return jms.ConnectionFactory(url).create_connection(user, password)
+    except jms.JMSException as error:
+        raise _fail(str(error)) from None
+
+
+@app.command()
+def send(
+    destination: Annotated[str, typer.Argument(help="queue://NAME, topic://NAME or a queue name.")],
+    body: Annotated[
+        str | None,
+        typer.Argument(help="Text body; {n} is replaced by the message number. Default: stdin."),
+    ] = None,
+    count: Annotated[int, typer.Option("--count", "-n", min=1, help="How many messages.")] = 1,
+    properties: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--property",
+            "-p",
+            metavar="NAME=TYPE:VALUE",
+            help="A property (as for jms selector). Repeatable.",
+        ),
+    ] = None,
+    non_persistent: Annotated[
+        bool, typer.Option("--non-persistent", help="Send NON_PERSISTENT (default PERSISTENT).")
+    ] = False,
+    priority: Annotated[int, typer.Option("--priority", min=0, max=9)] = 4,
+    ttl_ms: Annotated[int, typer.Option("--ttl-ms", min=0, help="Time to live, 0 for ever.")] = 0,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Send text messages to a queue or topic (a progress bar when sending many)."""
+    import sys
+
+    from rich.progress import Progress
+
+    target = _destination(destination)
+    text = sys.stdin.read() if body is None else body
+    typed = [_selector_property(option) for option in properties or []]
+    with _connect(url, user, password) as connection:
+        session = connection.create_session()
+        producer = session.create_producer(target)
+        producer.set_delivery_mode(
+            jms.DeliveryMode.NON_PERSISTENT if non_persistent else jms.DeliveryMode.PERSISTENT
+        )
+        producer.set_priority(priority)
+        producer.set_time_to_live(ttl_ms)
+        with Progress(transient=True, disable=count < 100) as progress:
+            task = progress.add_task(f"sending to {target}", total=count)
+            try:
+                for number in range(1, count + 1):
+                    message = session.create_text_message(text.replace("{n}", str(number)))
+                    for name, value in typed:
+                        message.set_object_property(name, value)
+                    producer.send(message)
+                    progress.advance(task)
+            except (jms.JMSException, ValueError) as error:
+                raise _fail(f"message {number}: {error}") from None
+    typer.echo(f"sent {count} message(s) to {target}")
+
+
+def _body_text(message: jms.Message) -> str:
+    if isinstance(message, jms.TextMessage):
+        return message.get_text() or ""
+    if isinstance(message, jms.BytesMessage):
+        return repr(message.get_body(bytes))
+    body = message.get_body(object)
+    return "" if body is None else repr(body)
+
+
+@app.command()
+def receive(
+    destination: Annotated[str, typer.Argument(help="queue://NAME, topic://NAME or a queue name.")],
+    count: Annotated[int, typer.Option("--count", "-n", min=1, help="Stop after this many.")] = 1,
+    timeout_s: Annotated[
+        float, typer.Option("--timeout", help="Stop when nothing arrives for this long (s).")
+    ] = 5.0,
+    selector: Annotated[str | None, typer.Option("--selector", "-s")] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Count, do not print bodies.")
+    ] = False,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Receive (and acknowledge) messages, printing their bodies; exit 1 if none arrived."""
+    from rich.progress import Progress
+
+    source = _destination(destination)
+    received = 0
+    with _connect(url, user, password) as connection:
+        connection.start()
+        try:
+            consumer = connection.create_session().create_consumer(source, selector)
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+        with Progress(transient=True, disable=count < 100 or not quiet) as progress:
+            task = progress.add_task(f"receiving from {source}", total=count)
+            while received < count:
+                message = consumer.receive(max(1, int(timeout_s * 1000)))
+                if message is None:
+                    break
+                received += 1
+                progress.advance(task)
+                if not quiet:
+                    typer.echo(_body_text(message))
+    typer.echo(f"received {received} message(s) from {source}", err=not quiet)
+    if received == 0:
+        raise typer.Exit(1)
+
+
+@app.command()
+def browse(
+    queue: Annotated[str, typer.Argument(help="queue://NAME or a queue name.")],
+    selector: Annotated[str | None, typer.Option("--selector", "-s")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many.")] = 100,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """List the messages a queue holds, without consuming them."""
+    import itertools
+
+    from rich.console import Console
+    from rich.table import Table
+
+    target = _destination(queue)
+    if not isinstance(target, jms.Queue):
+        raise _fail(f"only queues can be browsed, not {target}")
+    table = Table(title=f"{target}")
+    for column in ("JMSMessageID", "priority", "redelivered", "properties", "body"):
+        table.add_column(column, overflow="fold")
+    with _connect(url, user, password) as connection:
+        try:
+            browser = connection.create_session().create_browser(target, selector)
+            for message in itertools.islice(browser, limit):
+                properties = ", ".join(
+                    f"{name}={value!r}" for name, value in message.iter_properties()
+                )
+                table.add_row(
+                    message.get_jms_message_id() or "",
+                    str(message.get_jms_priority()),
+                    "yes" if message.get_jms_redelivered() else "",
+                    properties,
+                    _body_text(message)[:80],
+                )
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+    Console().print(table)
+
+
+def _admin(url: str, user: str | None, password: str | None) -> Any:
+    from jms.client.stomp_transport import parse_stomp_url
+    from jms.stomp.admin import AdminClient
+
+    try:
+        host, port = parse_stomp_url(url)
+        return AdminClient(host, port, user=user, password=password)
+    except jms.JMSException as error:
+        raise _fail(str(error)) from None
+
+
+@app.command()
+def stats(
+    interval_s: Annotated[
+        float, typer.Option("--interval", help="Seconds between the two samples rates come from.")
+    ] = 1.0,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Queues and topic subscriptions with depth, consumers and in/out rates, in a table."""
+    import time
+
+    from rich.console import Console
+    from rich.table import Table
+
+    with _admin(url, user, password) as admin:
+        try:
+            first = admin.stats()
+            time.sleep(max(0.0, interval_s))
+            second = admin.stats()
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+    elapsed = max(1e-3, (second["time_ms"] - first["time_ms"]) / 1000)
+    before = {row["name"]: row for row in first["destinations"]}
+    table = Table(
+        title=f"broker {second['broker']}: {second['connections']} connection(s)",
+        caption=f"rates over {elapsed:.1f} s; temporary destinations not shown",
+    )
+    table.add_column("queue / subscription")
+    table.add_column("topic")
+    for column in (
+        "depth",
+        "in flight",
+        "consumers",
+        "in/s",
+        "out/s",
+        "enqueued",
+        "acked",
+        "DLQ'd",
+    ):
+        table.add_column(column, justify="right")
+    rows = [r for r in second["destinations"] if not r["destination"].startswith("temp-")]
+    for row in sorted(rows, key=lambda r: r["name"]):
+        old = before.get(row["name"], row)
+        table.add_row(
+            row["name"],
+            "" if row["destination"] == row["name"] else row["destination"],
+            str(row["depth"]),
+            str(row["in_flight"]),
+            str(row["consumers"]),
+            f"{(row['enqueued'] - old['enqueued']) / elapsed:.1f}",
+            f"{(row['acknowledged'] - old['acknowledged']) / elapsed:.1f}",
+            str(row["enqueued"]),
+            str(row["acknowledged"]),
+            str(row["dead_lettered"]),
+        )
+    Console().print(table)
+
+
+@app.command()
+def purge(
+    queue: Annotated[str, typer.Argument(help="queue://NAME or a queue name.")],
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Delete every message of a queue that is not delivered to a consumer right now."""
+    target = _destination(queue)
+    if not isinstance(target, jms.Queue):
+        raise _fail(f"only queues can be purged, not {target}")
+    with _admin(url, user, password) as admin:
+        try:
+            purged = admin.purge(target.name)
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+    typer.echo(f"purged {purged} message(s) from {target}")
 
 
 def main() -> None:

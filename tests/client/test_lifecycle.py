@@ -282,8 +282,10 @@ def test_the_client_id_is_set_before_anything_else(factory: ConnectionFactory) -
 
 
 def test_factory_refuses_unknown_urls_and_options(url: str) -> None:
-    with pytest.raises(JMSException, match="unsupported broker URL 'stomp://h:1'"):
-        ConnectionFactory("stomp://h:1")
+    with pytest.raises(JMSException, match="unsupported broker URL 'amqp://h:1'"):
+        ConnectionFactory("amqp://h:1")
+    with pytest.raises(JMSException, match="'stomp://h' is not a STOMP broker URL"):
+        ConnectionFactory("stomp://h")
     with pytest.raises(ValueError, match=r"unknown ConnectionFactory option\(s\) prefech"):
         ConnectionFactory(url, prefech=3)
     with pytest.raises(ValueError, match="prefetch must be an int of at least 1"):

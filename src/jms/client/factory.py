@@ -1,8 +1,9 @@
 """``ConnectionFactory(url, **options)``: where connections come from.
 
 The URL picks the transport: ``memory://`` (the process's default in-process broker),
-``memory://NAME`` (a named one, shared by every factory naming it) or ``embedded:///path`` (the
-process's in-process broker over the durable store in that directory). The options are
+``memory://NAME`` (a named one, shared by every factory naming it), ``embedded:///path`` (the
+process's in-process broker over the durable store in that directory) or ``stomp://HOST:PORT``
+(a broker over the network: a ``jms broker``, or another STOMP broker such as ActiveMQ). The options are
 ``ClientOptions``'. The factory holds configuration only; each ``create_connection`` opens a new
 connection.
 """
@@ -18,6 +19,7 @@ from jms.client.connection import Connection
 from jms.client.context import JMSContext
 from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
+from jms.client.stomp_transport import StompTransport, parse_stomp_url
 from jms.client.transport import Transport
 from jms.errors import JMSException
 
@@ -35,9 +37,14 @@ def _opener_for(url: str) -> _Opener:
         return lambda user, password, client_id, on_lost: InProcessTransport(
             embedded_broker(url), user, password, client_id, on_lost
         )
+    if scheme == "stomp":
+        parse_stomp_url(url)  # refuses a malformed URL now rather than at the first connection
+        return lambda user, password, client_id, on_lost: StompTransport(
+            url, user, password, client_id, on_lost
+        )
     raise JMSException(
-        f"unsupported broker URL {url!r}: this provider connects to memory://, memory://NAME "
-        "and embedded:///path/to/store-directory"
+        f"unsupported broker URL {url!r}: this provider connects to memory://, memory://NAME, "
+        "embedded:///path/to/store-directory and stomp://HOST:PORT"
     )
 
 

@@ -252,10 +252,16 @@ class ServerConnection:
         self.state = ServerState.CONNECTING
         return self._connect_request
 
-    def accept(self, *, session: str | None = None, server: str | None = None) -> bytes:
+    def accept(
+        self,
+        *,
+        session: str | None = None,
+        server: str | None = None,
+        extra_headers: tuple[tuple[str, str], ...] = (),
+    ) -> bytes:
         """Accept the pending ``ConnectRequest``: the CONNECTED frame to write, after which its
         version and heart-beats are in force. ``session`` and ``server`` are the optional
-        CONNECTED headers (``server`` as ``name/version``)."""
+        CONNECTED headers (``server`` as ``name/version``); ``extra_headers`` follow them."""
         request = self._connect_request
         if self.state is not ServerState.CONNECTING or request is None:
             raise StompUsageError(
@@ -268,6 +274,7 @@ class ServerConnection:
             headers.append(("session", session))
         if server is not None:
             headers.append(("server", server))
+        headers.extend(extra_headers)
         data = Frame("CONNECTED", tuple(headers)).to_bytes(request.version)
         self.version = request.version
         self.heart_beat = request.heart_beat

@@ -1,0 +1,462 @@
+"""``StompTransport``: a client connection to a broker over STOMP 1.2 (``stomp://host:port``).
+
+The same ``Transport`` the in-process broker offers, in frames. Against a ``jms`` broker (it
+answers CONNECT's ``jms-extensions:1``) nothing is lost: messages travel whole in the
+``jms.message.codec`` form, prefetch credit is given back as the application takes messages, and
+messages never handed to the application go back untouched. Against another broker (ActiveMQ)
+the transport speaks plain STOMP with ActiveMQ's mapping (``jms.stomp.mapping``): text and bytes
+bodies, properties as string headers, durable subscriptions through
+``activemq.subscriptionName``; there a consumer holds at most its prefetch in unacknowledged
+messages, and messages are redelivered by re-subscribing (docs/stomp.md lists the limits).
+
+A PERSISTENT send outside a transaction waits for the broker's RECEIPT (the broker has the
+message durably); other sends, acknowledgements and credit are written without waiting, in
+order. Deliveries reach the consumers' sinks on the reader thread. A lost connection is never
+re-established: every call then raises ``JMSException`` saying why, and the connection's
+``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
+modes and never keeps a sent message.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from jms.broker import BrowsePage, ConsumerSpec, Delivery, DeliverySink, wall_clock_ms
+from jms.client.transport import Transport
+from jms.errors import InvalidDestinationException, JMSException
+from jms.message import (
+    DeliveryMode,
+    Destination,
+    Message,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+)
+from jms.message.codec import decode, encode
+from jms.stomp.client import StompClient
+from jms.stomp.frames import Frame
+from jms.stomp.mapping import (
+    JMS_MESSAGE_CONTENT_TYPE,
+    frame_for_message,
+    message_from_frame,
+    parse_destination,
+)
+
+__all__ = ["StompTransport", "parse_stomp_url"]
+
+_EXTENSIONS: Final = ("jms-extensions", "1")
+
+
+def parse_stomp_url(url: str) -> tuple[str, int]:
+    """``(host, port)`` of ``stomp://host:port``; ``JMSException`` for anything else."""
+    scheme, separator, rest = url.partition("://")
+    host, colon, port_text = rest.rstrip("/").rpartition(":")
+    if (
+        scheme != "stomp"
+        or not separator
+        or not colon
+        or not host
+        or not port_text.isdigit()
+        or not 0 < int(port_text) < 65536
+    ):
+        raise JMSException(f"{url!r} is not a STOMP broker URL; expected stomp://HOST:PORT")
+    return host.strip("[]"), int(port_text)
+
+
+class _Subscription:
+    __slots__ = ("consumer_id", "frame", "outstanding", "sink", "stomp_id")
+
+    def __init__(self, consumer_id: int, stomp_id: str, frame: Frame, sink: DeliverySink) -> None:
+        self.consumer_id = consumer_id
+        self.stomp_id = stomp_id
+        self.frame = frame  # the SUBSCRIBE, to subscribe again
+        self.sink = sink
+        self.outstanding: set[int] = set()  # delivery tags not yet acknowledged or given back
+
+
+class _Browse:
+    __slots__ = ("done", "messages", "next_seq", "start")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.done = threading.Event()
+        self.messages: list[tuple[int, Message]] = []
+        self.next_seq: int | None = None
+
+
+class StompTransport(Transport):
+    """A ``Transport`` over one STOMP connection; see the module docstring."""
+
+    def __init__(
+        self,
+        url: str,
+        user: str | None,
+        password: str | None,
+        client_id: str | None,
+        on_close: Callable[[JMSException], None],
+    ) -> None:
+        self._url = url
+        self._host, self._port = parse_stomp_url(url)
+        self._user = user
+        self._password = password
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._tags = itertools.count(1)
+        self._subscriptions: dict[str, _Subscription] = {}  # by STOMP subscription id
+        self._by_consumer: dict[int, _Subscription] = {}
+        self._deliveries: dict[int, tuple[str, _Subscription]] = {}  # tag -> (ack id, subscription)
+        self._browses: dict[str, _Browse] = {}
+        self._temporaries: set[tuple[bool, str]] = set()
+        self._closed = False
+        self._client = self._open(client_id)
+
+    def _open(self, client_id: str | None) -> StompClient:
+        client = StompClient(
+            self._host,
+            self._port,
+            login=self._user,
+            passcode=self._password,
+            client_id=client_id,
+            extra_headers=(_EXTENSIONS,),
+            on_message=self._on_message,
+            on_lost=self._lost,
+        )
+        self._extended = client.connected.header(_EXTENSIONS[0]) == _EXTENSIONS[1]
+        return client
+
+    def _lost(self, error: JMSException) -> None:
+        for browse in list(self._browses.values()):
+            browse.done.set()
+        if not self._closed:
+            self._on_close(error)
+
+    # -- destinations --------------------------------------------------------------------------
+
+    def _name_of(self, destination: Destination) -> str:
+        if isinstance(destination, TemporaryQueue | TemporaryTopic):
+            is_queue = isinstance(destination, TemporaryQueue)
+            kind = "queue" if is_queue else "topic"
+            if (is_queue, destination.name) in self._temporaries:
+                return f"/temp-{kind}/{destination.name}"
+            return f"/remote-temp-{kind}/{destination.name}"
+        if isinstance(destination, Queue):
+            return f"/queue/{destination.name}"
+        return f"/topic/{destination.name}"
+
+    def _resolve(self, text: str) -> Destination:
+        parsed = parse_destination(text)
+        kind, name = parsed.kind, parsed.name
+        if kind == "queue":
+            return Queue(name)
+        if kind == "topic":
+            return Topic(name)
+        if kind.endswith("queue"):
+            return TemporaryQueue(name)
+        return TemporaryTopic(name)
+
+    def set_client_id(self, client_id: str) -> None:
+        # STOMP names the client ID in CONNECT only: connect again with it (nothing is open yet).
+        old = self._client
+        new = self._open(client_id)
+        self._client = new
+        old._on_lost = lambda error: None
+        old.close()
+
+    def create_temporary_queue(self) -> TemporaryQueue:
+        queue = TemporaryQueue(str(next(self._ids)))
+        self._temporaries.add((True, queue.name))
+        return queue
+
+    def create_temporary_topic(self) -> TemporaryTopic:
+        topic = TemporaryTopic(str(next(self._ids)))
+        self._temporaries.add((False, topic.name))
+        return topic
+
+    def delete_temporary_destination(self, destination: Destination) -> None:
+        key = (isinstance(destination, TemporaryQueue), destination.name)
+        if key not in self._temporaries:
+            raise InvalidDestinationException(
+                f"{destination} was not created by this connection (or is deleted already)"
+            )
+        if self._extended:
+            self._client.request(
+                Frame(
+                    "SEND",
+                    (
+                        ("destination", "/admin/delete-temporary"),
+                        ("target", self._name_of(destination)),
+                    ),
+                )
+            )
+        self._temporaries.discard(key)
+
+    # -- producing -----------------------------------------------------------------------------
+
+    def send(self, message: Message, transaction_id: int | None) -> None:
+        destination = message.get_jms_destination()
+        if destination is None:
+            raise InvalidDestinationException(f"cannot send {message!r}: it has no JMSDestination")
+        headers = [("destination", self._name_of(destination))]
+        if self._extended:
+            body = encode(message)
+            headers.append(("content-type", JMS_MESSAGE_CONTENT_TYPE))
+            reply_to = message.get_jms_reply_to()
+            if reply_to is not None:
+                headers.append(("reply-to", self._name_of(reply_to)))
+        else:
+            mapped, body = frame_for_message(message, self._name_of)
+            headers.extend(mapped)
+        if transaction_id is not None:
+            headers.append(("transaction", f"tx-{transaction_id}"))
+        frame = Frame("SEND", tuple(headers), body)
+        persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
+        if persistent and transaction_id is None:
+            self._client.request(frame)
+        else:
+            self._client.send(frame)
+
+    # -- transactions --------------------------------------------------------------------------
+
+    def begin(self) -> int:
+        transaction_id = next(self._ids)
+        self._client.send(Frame("BEGIN", (("transaction", f"tx-{transaction_id}"),)))
+        return transaction_id
+
+    def commit(self, transaction_id: int) -> None:
+        self._client.request(Frame("COMMIT", (("transaction", f"tx-{transaction_id}"),)))
+
+    def rollback(self, transaction_id: int) -> None:
+        self._client.request(Frame("ABORT", (("transaction", f"tx-{transaction_id}"),)))
+
+    # -- consuming -----------------------------------------------------------------------------
+
+    def add_consumer(self, spec: ConsumerSpec, sink: DeliverySink) -> int:
+        consumer_id = next(self._ids)
+        stomp_id = f"sub-{consumer_id}"
+        headers = [
+            ("destination", self._name_of(spec.destination)),
+            ("id", stomp_id),
+            ("ack", "client-individual"),
+            ("activemq.prefetchSize", str(spec.prefetch)),
+        ]
+        if spec.selector_text:
+            headers.append(("selector", spec.selector_text))
+        if self._extended:
+            if spec.subscription_name is not None:
+                headers.append(("jms-subscription-name", spec.subscription_name))
+                headers.append(("jms-durable", "true" if spec.durable else "false"))
+                headers.append(("jms-shared", "true" if spec.shared else "false"))
+            if spec.no_local:
+                headers.append(("jms-no-local", "true"))
+            if spec.max_deliveries is not None:
+                headers.append(("jms-max-deliveries", str(spec.max_deliveries)))
+        else:
+            if spec.shared:
+                raise JMSException(
+                    f"shared subscriptions need a jms broker; {self._client.server} at "
+                    f"{self._url} has none"
+                )
+            if spec.subscription_name is not None:
+                headers.append(("activemq.subscriptionName", spec.subscription_name))
+            if spec.no_local:
+                headers.append(("activemq.noLocal", "true"))
+        frame = Frame("SUBSCRIBE", tuple(headers))
+        subscription = _Subscription(consumer_id, stomp_id, frame, sink)
+        with self._lock:
+            self._subscriptions[stomp_id] = subscription
+            self._by_consumer[consumer_id] = subscription
+        try:
+            self._client.request(frame)
+        except BaseException:
+            self._forget(subscription)
+            raise
+        return consumer_id
+
+    def _forget(self, subscription: _Subscription) -> None:
+        with self._lock:
+            self._subscriptions.pop(subscription.stomp_id, None)
+            self._by_consumer.pop(subscription.consumer_id, None)
+
+    def remove_consumer(self, consumer_id: int) -> None:
+        subscription = self._by_consumer.get(consumer_id)
+        if subscription is None:
+            return
+        try:
+            self._client.request(Frame("UNSUBSCRIBE", (("id", subscription.stomp_id),)))
+        finally:
+            self._forget(subscription)
+
+    def credit(self, consumer_id: int, count: int) -> None:
+        subscription = self._by_consumer.get(consumer_id)
+        if not self._extended or subscription is None:
+            return  # other brokers count credit by acknowledgement
+        self._client.send(
+            Frame(
+                "ACK",
+                (
+                    ("id", "credit"),
+                    ("subscription", subscription.stomp_id),
+                    ("jms-credit", str(count)),
+                ),
+            )
+        )
+
+    def _on_message(self, frame: Frame) -> None:
+        """A MESSAGE from the reader thread: to its consumer's sink, or its browse."""
+        stomp_id = frame.header("subscription") or ""
+        browse = self._browses.get(stomp_id)
+        if browse is not None:
+            self._browsed(browse, frame)
+            return
+        subscription = self._subscriptions.get(stomp_id)
+        if subscription is None:
+            return  # unsubscribed meanwhile; the broker takes it back
+        message = self._message(frame)
+        tag = next(self._tags)
+        with self._lock:
+            self._deliveries[tag] = (
+                frame.header("ack") or frame.header("message-id") or "",
+                subscription,
+            )
+            subscription.outstanding.add(tag)
+        subscription.sink(Delivery(subscription.consumer_id, tag, 0, message))
+
+    def _message(self, frame: Frame) -> Message:
+        destination = self._resolve(frame.header("destination") or "")
+        if frame.header("content-type") == JMS_MESSAGE_CONTENT_TYPE:
+            message = decode(frame.body)
+            if not self._extended:  # came through another broker: its headers are the truth
+                message.set_jms_redelivered(frame.header("redelivered") == "true")
+            return message
+        message = message_from_frame(
+            frame.headers, frame.body, destination, self._resolve, wall_clock_ms()
+        )
+        message.set_jms_message_id(frame.header("message-id"))
+        message.set_jms_redelivered(frame.header("redelivered") == "true")
+        return message
+
+    def _settle(
+        self, command: str, tags: Iterable[int], extra: tuple[tuple[str, str], ...]
+    ) -> list[Frame]:
+        frames = []
+        with self._lock:
+            for tag in tags:
+                entry = self._deliveries.pop(tag, None)
+                if entry is None:
+                    continue
+                ack_id, subscription = entry
+                subscription.outstanding.discard(tag)
+                frames.append(Frame(command, (("id", ack_id), *extra)))
+        return frames
+
+    def acknowledge(self, tags: Iterable[int], transaction_id: int | None = None) -> None:
+        extra = () if transaction_id is None else (("transaction", f"tx-{transaction_id}"),)
+        frames = self._settle("ACK", tags, extra)
+        if frames:
+            self._client.send_many(frames)
+
+    def requeue(self, delivered: Iterable[int] = (), undelivered: Iterable[int] = ()) -> None:
+        delivered, undelivered = list(delivered), list(undelivered)
+        if self._extended:
+            frames = self._settle("NACK", delivered, ())
+            frames += self._settle("NACK", undelivered, (("jms-undelivered", "true"),))
+            if frames:
+                self._client.send_many(frames)
+            return
+        self._requeue_by_resubscribing(delivered, undelivered)
+
+    def _requeue_by_resubscribing(self, delivered: list[int], undelivered: list[int]) -> None:
+        """Another broker: a subscription all of whose outstanding messages come back is
+        subscribed again (the broker redelivers what it had not been acknowledged); a single
+        delivered message is NACKed (ActiveMQ dead-letters it) and an undelivered one, which only
+        ever comes back alone when it expired in the buffer, is acknowledged away."""
+        returned = set(delivered) | set(undelivered)
+        with self._lock:
+            affected = {self._deliveries[tag][1] for tag in returned if tag in self._deliveries}
+            whole = [s for s in affected if s.outstanding <= returned]
+        for subscription in whole:
+            with self._lock:
+                for tag in list(subscription.outstanding):
+                    self._deliveries.pop(tag, None)
+                subscription.outstanding.clear()
+                self._subscriptions.pop(subscription.stomp_id, None)
+                old_id = subscription.stomp_id
+                subscription.stomp_id = f"sub-{subscription.consumer_id}-{next(self._ids)}"
+                headers = tuple(
+                    (name, subscription.stomp_id if name == "id" else value)
+                    for name, value in subscription.frame.headers
+                )
+                subscription.frame = Frame("SUBSCRIBE", headers)
+                self._subscriptions[subscription.stomp_id] = subscription
+            self._client.request(Frame("UNSUBSCRIBE", (("id", old_id),)))
+            self._client.request(subscription.frame)
+        rest_delivered = [tag for tag in delivered if tag in self._deliveries]
+        rest_undelivered = [tag for tag in undelivered if tag in self._deliveries]
+        frames = self._settle("NACK", rest_delivered, ()) + self._settle(
+            "ACK", rest_undelivered, ()
+        )
+        if frames:
+            self._client.send_many(frames)
+
+    def unsubscribe(self, name: str) -> None:
+        self._client.request(
+            Frame(
+                "UNSUBSCRIBE",
+                (("id", f"durable-{name}"), ("activemq.subscriptionName", name)),
+            )
+        )
+
+    # -- browsing ------------------------------------------------------------------------------
+
+    def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
+        stomp_id = f"browse-{next(self._ids)}"
+        headers = [("destination", self._name_of(queue)), ("id", stomp_id), ("browser", "true")]
+        if selector:
+            headers.append(("selector", selector))
+        if self._extended:
+            headers += [("jms-browse-start", str(start_seq)), ("jms-browse-limit", str(limit))]
+        elif start_seq != 1:
+            return BrowsePage((), None)  # another broker sent everything in the first page
+        browse = _Browse(start_seq)
+        self._browses[stomp_id] = browse
+        try:
+            self._client.request(Frame("SUBSCRIBE", tuple(headers)))
+            browse.done.wait()
+            lost = self._client.lost
+            if lost is not None:
+                raise JMSException(f"browsing {queue} failed: {lost.reason}")
+            self._client.send(Frame("UNSUBSCRIBE", (("id", stomp_id),)))
+        finally:
+            self._browses.pop(stomp_id, None)
+        return BrowsePage(tuple(browse.messages), browse.next_seq)
+
+    def _browsed(self, browse: _Browse, frame: Frame) -> None:
+        if frame.header("browser") == "end":
+            next_seq = frame.header("jms-next-seq")
+            browse.next_seq = int(next_seq) if next_seq and next_seq.isdigit() else None
+            browse.done.set()
+            return
+        seq_text = frame.header("jms-seq")
+        seq = (
+            int(seq_text)
+            if seq_text and seq_text.isdigit()
+            else browse.start + len(browse.messages)
+        )
+        browse.messages.append((seq, self._message(frame)))
+
+    # -- closing -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._client.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "lost" if self._client.lost else "open"
+        return f"<StompTransport {self._url} {state}>"

@@ -1,0 +1,307 @@
+"""``StompClient``: one blocking STOMP 1.2 client connection, with a reader thread.
+
+It connects (CONNECT, then CONNECTED or ERROR within a timeout), writes frames from any thread
+(one lock; ``send`` returns once the bytes are written, ``request`` once the server's RECEIPT
+came back), and reads on its own thread: MESSAGE frames go to ``on_message``, RECEIPTs release
+their ``request``, and an ERROR, a closed socket or a server silent past its heart-beat promise
+end the connection — every waiting ``request`` raises, and ``on_lost`` is told once, unless the
+application closed the connection itself. It sends heart-beats while idle. There is no
+reconnect: a lost connection stays lost. It never interprets messages or subscriptions: that is
+the transport's job above it (``jms.client.stomp_transport``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from typing import Final
+
+import jms.errors
+from jms.errors import JMSException
+from jms.stomp.errors import StompProtocolError
+from jms.stomp.frames import Frame, HeartBeat, Role, Version
+from jms.stomp.negotiation import HeartBeatOffer, negotiate_heart_beat
+from jms.stomp.parser import FrameLimits, FrameParser
+
+__all__ = ["StompClient", "error_from_frame"]
+
+_READ_SIZE: Final = 256 * 1024
+_HEART_BEAT_TOLERANCE: Final = 2.0
+
+
+def error_from_frame(frame: Frame, where: str) -> JMSException:
+    """The exception an ERROR frame stands for: the class its ``jms-exception`` header names (a
+    ``jms`` server sends it) or ``JMSException``, with the server's message."""
+    message = frame.header("message") or frame.body.decode("utf-8", "replace") or "(no message)"
+    name = frame.header("jms-exception") or ""
+    cls = getattr(jms.errors, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, JMSException)):
+        cls = JMSException
+    return cls(f"{where} answered ERROR: {message}")
+
+
+class _Waiter:
+    __slots__ = ("error", "event", "frame")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.frame: Frame | None = None
+        self.error: JMSException | None = None
+
+
+class StompClient:
+    """A connected STOMP client; see the module docstring."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        login: str | None = None,
+        passcode: str | None = None,
+        client_id: str | None = None,
+        extra_headers: Iterable[tuple[str, str]] = (),
+        heart_beat: HeartBeatOffer = HeartBeatOffer(10_000, 10_000),  # noqa: B008 - frozen
+        connect_timeout_s: float = 10.0,
+        limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
+        on_message: Callable[[Frame], None] = lambda frame: None,
+        on_lost: Callable[[JMSException], None] = lambda error: None,
+    ) -> None:
+        self.where = f"stomp://{host}:{port}"
+        self._on_message = on_message
+        self._on_lost = on_lost
+        self._write_lock = threading.Lock()
+        self._waiters: dict[str, _Waiter] = {}
+        self._waiters_lock = threading.Lock()
+        self._receipt_ids = itertools.count(1)
+        self._closing = False  # the application is closing: losing the socket is expected
+        self._closed = False
+        self._lost: JMSException | None = None
+        self._parser = FrameParser(Role.SERVER, limits)
+        try:
+            self._socket = socket.create_connection((host, port), timeout=connect_timeout_s)
+        except OSError as error:
+            raise JMSException(
+                f"cannot connect to {self.where}: {error.strerror or error}", linked_exception=error
+            ) from error
+        try:
+            self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.connected = self._handshake(
+                login, passcode, client_id, extra_headers, heart_beat, connect_timeout_s
+            )
+        except BaseException:
+            self._socket.close()
+            raise
+        self._socket.settimeout(None)
+        self.version = Version(self.connected.header("version") or "1.0")
+        self._parser.version = self.version
+        server_offer = HeartBeatOffer.parse(self.connected.header("heart-beat"))
+        self.heart_beat = negotiate_heart_beat(heart_beat, server_offer)
+        self.server = self.connected.header("server") or "unknown"
+        now = time.monotonic()
+        self._last_read = now
+        self._last_write = now
+        self._reader = threading.Thread(
+            target=self._read_loop, name=f"jms-stomp-reader[{self.where}]", daemon=True
+        )
+        self._reader.start()
+
+    def _handshake(
+        self,
+        login: str | None,
+        passcode: str | None,
+        client_id: str | None,
+        extra_headers: Iterable[tuple[str, str]],
+        heart_beat: HeartBeatOffer,
+        timeout_s: float,
+    ) -> Frame:
+        headers = [("accept-version", "1.2"), ("host", "localhost")]
+        headers.append(("heart-beat", heart_beat.header_value()))
+        for name, value in (("login", login), ("passcode", passcode), ("client-id", client_id)):
+            if value is not None:
+                headers.append((name, value))
+        headers.extend(extra_headers)
+        self._socket.sendall(Frame("CONNECT", tuple(headers)).to_bytes(Version.V1_2))
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise JMSException(f"{self.where} did not answer CONNECT within {timeout_s:g} s")
+            self._socket.settimeout(remaining)
+            try:
+                data = self._socket.recv(_READ_SIZE)
+            except TimeoutError:
+                continue
+            except OSError as error:
+                raise JMSException(f"connecting to {self.where} failed: {error}") from error
+            if not data:
+                raise JMSException(
+                    f"{self.where} closed the connection instead of answering CONNECT"
+                )
+            try:
+                for event in self._parser.feed(data):
+                    if isinstance(event, HeartBeat):
+                        continue
+                    if event.command == "CONNECTED":
+                        return event
+                    if event.command == "ERROR":
+                        raise error_from_frame(event, self.where)
+                    raise JMSException(f"{self.where} answered CONNECT with {event.command}")
+            except StompProtocolError as error:
+                raise JMSException(
+                    f"{self.where} sent a malformed frame: {error.message}"
+                ) from None
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def send(self, frame: Frame) -> None:
+        """Write one frame."""
+        self.send_many((frame,))
+
+    def send_many(self, frames: Iterable[Frame]) -> None:
+        """Write frames in one go, in order."""
+        data = b"".join(frame.to_bytes(self.version) for frame in frames)
+        self._check_usable()
+        try:
+            with self._write_lock:
+                self._socket.sendall(data)
+                self._last_write = time.monotonic()
+        except OSError as error:
+            lost = JMSException(f"the connection to {self.where} was lost: {error}")
+            self._lose(lost)
+            raise lost from error
+
+    def request(self, frame: Frame, timeout_s: float | None = None) -> Frame:
+        """Write ``frame`` with a ``receipt`` header and wait for the RECEIPT (returned). An
+        ERROR answering it raises the exception it stands for; so does losing the connection."""
+        receipt = f"r-{next(self._receipt_ids)}"
+        waiter = _Waiter()
+        with self._waiters_lock:
+            self._check_usable()
+            self._waiters[receipt] = waiter
+        try:
+            self.send(Frame(frame.command, (*frame.headers, ("receipt", receipt)), frame.body))
+            if not waiter.event.wait(timeout_s):
+                raise JMSException(
+                    f"{self.where} sent no RECEIPT for {frame.command} within {timeout_s:g} s"
+                )
+        finally:
+            with self._waiters_lock:
+                self._waiters.pop(receipt, None)
+        if waiter.error is not None:
+            raise waiter.error
+        assert waiter.frame is not None
+        return waiter.frame
+
+    def _check_usable(self) -> None:
+        if self._lost is not None:
+            raise JMSException(f"the connection to {self.where} is lost: {self._lost.reason}")
+        if self._closed:
+            raise JMSException(f"the connection to {self.where} is closed")
+
+    @property
+    def lost(self) -> JMSException | None:
+        return self._lost
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """DISCONNECT (waiting up to ``timeout_s`` for its RECEIPT) and close. Idempotent."""
+        if self._closing:
+            return
+        self._closing = True
+        if self._lost is None:
+            with suppress(JMSException):  # closing anyway
+                self.request(Frame("DISCONNECT"), timeout_s)
+        self._closed = True
+        self._shut()
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout_s)
+
+    def _shut(self) -> None:
+        with suppress(OSError):
+            self._socket.shutdown(socket.SHUT_RDWR)
+        self._socket.close()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _read_loop(self) -> None:
+        sock = self._socket
+        intervals = self.heart_beat
+        periods = [ms for ms in (intervals.send_every_ms, intervals.expect_every_ms) if ms]
+        tick = min(periods) / 2000 if periods else None
+        try:
+            while not self._closed:
+                readable, _, _ = select.select([sock], [], [], tick)
+                if readable:
+                    data = sock.recv(_READ_SIZE)
+                    if not data:
+                        raise JMSException(f"{self.where} closed the connection")
+                    self._last_read = time.monotonic()
+                    for event in self._parser.feed(data):
+                        if isinstance(event, Frame):
+                            self._dispatch(event)
+                self._keep_alive()
+        except StompProtocolError as error:
+            self._lose(JMSException(f"{self.where} sent a malformed frame: {error.message}"))
+        except JMSException as error:
+            self._lose(error)
+        except (OSError, ValueError) as error:
+            self._lose(JMSException(f"the connection to {self.where} was lost: {error}"))
+
+    def _keep_alive(self) -> None:
+        now = time.monotonic()
+        expect_ms = self.heart_beat.expect_every_ms
+        if expect_ms and (now - self._last_read) * 1000 > expect_ms * _HEART_BEAT_TOLERANCE:
+            raise JMSException(
+                f"{self.where} sent nothing for {(now - self._last_read) * 1000:.0f} ms; it "
+                f"promised heart-beats every {expect_ms} ms"
+            )
+        send_ms = self.heart_beat.send_every_ms
+        idle = send_ms and (now - self._last_write) * 1000 >= send_ms / 2
+        # Never block the reader: skip a beat when another thread is writing anyway.
+        if idle and self._write_lock.acquire(blocking=False):
+            try:
+                with suppress(BlockingIOError):
+                    self._socket.send(b"\n", socket.MSG_DONTWAIT)
+                    self._last_write = now
+            finally:
+                self._write_lock.release()
+
+    def _dispatch(self, frame: Frame) -> None:
+        command = frame.command
+        if command == "MESSAGE":
+            self._on_message(frame)
+        elif command == "RECEIPT":
+            with self._waiters_lock:
+                waiter = self._waiters.get(frame.header("receipt-id") or "")
+            if waiter is not None:
+                waiter.frame = frame
+                waiter.event.set()
+        elif command == "ERROR":
+            error = error_from_frame(frame, self.where)
+            receipt = frame.header("receipt-id")
+            with self._waiters_lock:
+                waiter = self._waiters.get(receipt) if receipt is not None else None
+            if waiter is not None:
+                waiter.error = error
+                waiter.event.set()
+            raise error
+
+    def _lose(self, error: JMSException) -> None:
+        """The connection ended without the application closing it."""
+        with self._waiters_lock:
+            first = self._lost is None
+            if first:
+                self._lost = error
+            waiters = list(self._waiters.values())
+        for waiter in waiters:
+            if waiter.error is None:
+                waiter.error = error
+            waiter.event.set()
+        if first and not self._closing:
+            self._shut()
+            self._on_lost(error)

@@ -1,0 +1,290 @@
+"""How a JMS message and its destination look in a STOMP frame: ActiveMQ's mapping, both ways.
+
+``message_from_frame`` reads a SEND (or a MESSAGE from another broker) into a ``Message``;
+``frame_for_message`` gives the headers and body that carry a ``Message`` in a SEND or MESSAGE
+frame. Text and bytes travel plainly, so any STOMP client reads them: the body as it is, the JMS
+headers as ActiveMQ names them (``persistent``, ``priority``, ``expires``, ``correlation-id``,
+``reply-to``, ``type``, ``timestamp``, ``redelivered``), properties as string headers, and
+``amq-msg-type`` telling text from bytes. Every other body (Map, Stream, Object, none) travels as
+``jms.message.codec`` bytes under ``content-type: application/x-jms-message``, and so can a whole
+message between two ``jms`` peers, which keeps every property type. Header names that are not
+property names (``content-type``, ``x-trace``) survive as ``JMS_jms_STOMP_*`` properties.
+
+Destinations are written ``/queue/x``, ``/topic/x``, ``/temp-queue/x``, ``/temp-topic/x``,
+``/remote-temp-queue/x``, ``/remote-temp-topic/x``; which temporary destination a name means is a
+connection's business, so both directions take a resolver. This module is pure: no sockets, no
+broker, no state; every peer mistake is a ``JMSException`` naming the header and its value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from jms.errors import InvalidDestinationException, MessageFormatException
+from jms.message import (
+    BytesMessage,
+    DeliveryMode,
+    Destination,
+    Message,
+    TextMessage,
+)
+from jms.message.codec import decode, encode
+from jms.message.message import property_name_error
+from jms.types import parse_int, parse_long, to_java_string
+
+__all__ = [
+    "DESTINATION_PREFIXES",
+    "JMS_MESSAGE_CONTENT_TYPE",
+    "PROPERTY_HEADER_PREFIX",
+    "STOMP_HEADER_PROPERTY_PREFIX",
+    "DestinationName",
+    "frame_for_message",
+    "header_for_property",
+    "message_from_frame",
+    "parse_destination",
+    "property_for_header",
+]
+
+#: ``content-type`` of a body that is a whole message in ``jms.message.codec`` form.
+JMS_MESSAGE_CONTENT_TYPE: Final = "application/x-jms-message"
+#: Properties carrying STOMP headers whose names are not property names start with this.
+STOMP_HEADER_PROPERTY_PREFIX: Final = "JMS_jms_STOMP_"
+
+#: Destination header prefixes and the kind each names.
+DESTINATION_PREFIXES: Final = {
+    "/queue/": "queue",
+    "/topic/": "topic",
+    "/temp-queue/": "temp-queue",
+    "/temp-topic/": "temp-topic",
+    "/remote-temp-queue/": "remote-temp-queue",
+    "/remote-temp-topic/": "remote-temp-topic",
+}
+
+# Headers that are part of the protocol or of this mapping, never properties.
+_NOT_PROPERTIES: Final = frozenset(
+    {
+        "destination",
+        "receipt",
+        "transaction",
+        "content-length",
+        "message-id",
+        "subscription",
+        "ack",
+        "redelivered",
+        "amq-msg-type",
+        "persistent",
+        "priority",
+        "expires",
+        "timestamp",
+        "correlation-id",
+        "reply-to",
+        "type",
+        "JMSXUserID",
+    }
+)
+#: A property whose name is one of those headers travels as this prefix + its name.
+PROPERTY_HEADER_PREFIX: Final = "jms-property-"
+# JMSX properties whose type is not String, and how a header value is read as one.
+_TYPED_JMSX: Final[dict[str, Callable[[str], object]]] = {
+    "JMSXGroupSeq": parse_int,
+    "JMSXDeliveryCount": parse_int,
+    "JMSXState": parse_int,
+    "JMSXRcvTimestamp": parse_long,
+}
+_ESCAPED_CHARACTER: Final = re.compile(r"_([0-9a-f]+)_|__")
+_PLAIN_NAME_CHARACTER: Final = re.compile(r"[A-Za-z0-9]")
+
+
+@dataclass(frozen=True, slots=True)
+class DestinationName:
+    """A destination header taken apart: ``kind`` (a value of ``DESTINATION_PREFIXES``) and
+    ``name`` (what follows the prefix, never empty)."""
+
+    kind: str
+    name: str
+
+
+def parse_destination(text: str, header: str = "destination") -> DestinationName:
+    """Split a destination header value; ``InvalidDestinationException`` names a bad one."""
+    for prefix, kind in DESTINATION_PREFIXES.items():
+        if text.startswith(prefix):
+            name = text[len(prefix) :]
+            if not name:
+                break
+            return DestinationName(kind, name)
+    raise InvalidDestinationException(
+        f"{header} {text!r} is not a destination: it must be a name after one of "
+        f"{', '.join(DESTINATION_PREFIXES)}"
+    )
+
+
+def property_for_header(name: str) -> str:
+    """The property that carries header ``name``: the name itself when it is a valid property
+    name, else ``JMS_jms_STOMP_`` + the name with every character but ASCII letters and digits
+    written ``_<hex code>_`` (and ``_`` as ``__``), which ``header_for_property`` reverses."""
+    if property_name_error(name) is None:
+        return name
+    escaped = "".join(
+        character
+        if _PLAIN_NAME_CHARACTER.fullmatch(character)
+        else "__"
+        if character == "_"
+        else f"_{ord(character):x}_"
+        for character in name
+    )
+    return STOMP_HEADER_PROPERTY_PREFIX + escaped
+
+
+def header_for_property(name: str) -> str:
+    """The header name a property is written as (the inverse of ``property_for_header``)."""
+    if not name.startswith(STOMP_HEADER_PROPERTY_PREFIX):
+        return name
+    escaped = name[len(STOMP_HEADER_PROPERTY_PREFIX) :]
+    return _ESCAPED_CHARACTER.sub(
+        lambda match: "_" if match.group(0) == "__" else chr(int(match.group(1), 16)), escaped
+    )
+
+
+def _long_header(name: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or not value.lstrip("-").isdigit() or not -(2**63) <= number < 2**63:
+        raise MessageFormatException(
+            f"header {name}:{value!r} is not a whole number of milliseconds (a Java long)"
+        )
+    return number
+
+
+def _priority_header(value: str) -> int:
+    if value not in ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9"):
+        raise MessageFormatException(f"header priority:{value!r} is not a priority from 0 to 9")
+    return int(value)
+
+
+def message_from_frame(
+    frame_headers: Iterable[tuple[str, str]],
+    body: bytes,
+    destination: Destination,
+    resolve: Callable[[str], Destination],
+    now_ms: int,
+    localize: Callable[[Destination], Destination] | None = None,
+) -> Message:
+    """The message a SEND (or another broker's MESSAGE) frame carries, sent to ``destination``.
+
+    ``resolve`` turns a ``reply-to`` value into a destination (raising
+    ``InvalidDestinationException`` for one it cannot; the value is then kept as the
+    ``reply-to`` header property, as ActiveMQ does). ``now_ms`` stamps ``JMSTimestamp`` when the
+    frame has no ``timestamp``. Raises ``MessageFormatException`` for a header or body the
+    mapping cannot read. A codec body is the whole message; ``localize``, when given, maps its
+    ``JMSReplyTo`` (a connection's own name for a temporary destination to the broker's).
+    """
+    headers: dict[str, str] = {}
+    for name, value in frame_headers:
+        headers.setdefault(name, value)
+    if headers.get("content-type") == JMS_MESSAGE_CONTENT_TYPE:
+        message = decode(body)
+        message._destination = destination
+        if localize is not None and message._reply_to is not None:
+            message._reply_to = localize(message._reply_to)
+        return message
+    kind = headers.get("amq-msg-type")
+    if kind is None:
+        kind = "bytes" if "content-length" in headers else "text"
+    message: Message
+    if kind == "text":
+        try:
+            message = TextMessage(body.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise MessageFormatException(
+                f"the body of a text message is not UTF-8 ({error.reason} at byte {error.start}); "
+                "send it as bytes (with content-length and without amq-msg-type:text)"
+            ) from None
+    elif kind == "bytes":
+        message = BytesMessage()
+        message._buffer += body
+    else:
+        raise MessageFormatException(
+            f"header amq-msg-type:{kind!r} is not a message type; use text or bytes"
+        )
+    message._destination = destination
+    message._delivery_mode = (
+        DeliveryMode.PERSISTENT
+        if headers.get("persistent") == "true"
+        else DeliveryMode.NON_PERSISTENT
+    )
+    value = headers.get("priority")
+    if value is not None:
+        message._priority = _priority_header(value)
+    value = headers.get("expires")
+    if value is not None:
+        message._expiration = _long_header("expires", value)
+    value = headers.get("timestamp")
+    message._timestamp = now_ms if value is None else _long_header("timestamp", value)
+    message._correlation_id = headers.get("correlation-id")
+    message._type = headers.get("type")
+    properties = message._properties
+    value = headers.get("reply-to")
+    if value is not None:
+        try:
+            message._reply_to = resolve(value)
+        except InvalidDestinationException:
+            properties[property_for_header("reply-to")] = value
+    for name, value in headers.items():
+        if name in _NOT_PROPERTIES:
+            continue
+        if name.startswith("jms-"):
+            if not name.startswith(PROPERTY_HEADER_PREFIX):
+                continue
+            name = name[len(PROPERTY_HEADER_PREFIX) :]
+        parse = _TYPED_JMSX.get(name)
+        if parse is not None:
+            try:
+                properties[name] = parse(value)
+            except ValueError as error:
+                raise MessageFormatException(f"header {name}:{value!r}: {error}") from None
+            continue
+        properties[property_for_header(name)] = value
+    return message
+
+
+def frame_for_message(
+    message: Message, name_of: Callable[[Destination], str]
+) -> tuple[list[tuple[str, str]], bytes]:
+    """The headers (without ``destination``, ``message-id`` and the frame's own) and the body
+    that carry ``message`` to a STOMP peer; ``name_of`` writes a destination as a header value."""
+    headers: list[tuple[str, str]] = []
+    if isinstance(message, TextMessage):
+        text = message.get_text()
+        body = b"" if text is None else text.encode("utf-8", "surrogatepass")
+        headers.append(("amq-msg-type", "text"))
+    elif isinstance(message, BytesMessage):
+        body = message._content()
+        headers.append(("amq-msg-type", "bytes"))
+    else:
+        body = encode(message)
+        headers.append(("content-type", JMS_MESSAGE_CONTENT_TYPE))
+    if message._delivery_mode == DeliveryMode.PERSISTENT:
+        headers.append(("persistent", "true"))
+    headers.append(("priority", str(message._priority)))
+    headers.append(("expires", str(message._expiration)))
+    headers.append(("timestamp", str(message._timestamp)))
+    if message._redelivered:
+        headers.append(("redelivered", "true"))
+    correlation_id = message.get_jms_correlation_id()
+    if correlation_id is not None:
+        headers.append(("correlation-id", correlation_id))
+    if message._reply_to is not None:
+        headers.append(("reply-to", name_of(message._reply_to)))
+    if message._type is not None:
+        headers.append(("type", message._type))
+    for name, value in message._properties.items():
+        header = (
+            PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
+        )
+        headers.append((header, to_java_string(value)))
+    return headers, body

@@ -1,0 +1,1194 @@
+"""``StompServer``: the asyncio STOMP 1.0/1.1/1.2 server in front of a ``Broker``.
+
+Each client connection is one ``_ClientConnection`` (an ``asyncio.Protocol``). It only moves
+bytes: what it reads goes through the sans-IO ``ServerConnection``, which says which frames are
+valid; each frame becomes calls on the broker with the JMS mapping of ``jms.stomp.mapping``
+(documented in docs/stomp.md, "JMS mapping"); deliveries the broker hands to a subscription's
+sink become MESSAGE frames written in batches on the loop. The rules that keep one client from
+hurting others or the broker:
+
+- every mistake a client makes ends in an ERROR frame with a message that says what and where,
+  then that connection closes; a bug in handling one frame does the same, logged;
+- nothing blocks the loop: logins are checked on an executor thread, store durability is waited
+  for by a ``CompletionWaiter`` thread (RECEIPTs go out only once what they answer is durable);
+- memory per client stays bounded: deliveries are limited by the consumer's prefetch credit,
+  which an ``auto`` subscription only gets back once its frames left the socket buffer (while
+  the transport is paused for writing, credit is withheld), and reading stops while a client
+  does not read what is written to it;
+- heart-beats both ways: the server sends what it promised and closes a connection that stays
+  silent past the tolerance; a connection that never sends CONNECT is closed after a timeout.
+
+The server never stores messages itself and never decides delivery order: that is the broker's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext, suppress
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Final
+
+from jms.broker import DEFAULT_BROWSE_PAGE, Broker, ConsumerSpec, Delivery, wall_clock_ms
+from jms.broker.security import Action, Security
+from jms.errors import (
+    IllegalStateException,
+    InvalidDestinationException,
+    JMSException,
+    JMSSecurityException,
+)
+from jms.message import (
+    DeliveryMode,
+    Destination,
+    Message,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    TextMessage,
+    Topic,
+)
+from jms.message.codec import encode
+from jms.selector import Selector
+from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState
+from jms.stomp.durability import CompletionWaiter, DeferredStore
+from jms.stomp.errors import StompProtocolError
+from jms.stomp.frames import Frame, HeartBeat, Version, receipt_frame
+from jms.stomp.mapping import (
+    JMS_MESSAGE_CONTENT_TYPE,
+    frame_for_message,
+    message_from_frame,
+    parse_destination,
+)
+from jms.stomp.negotiation import HeartBeatOffer
+from jms.stomp.parser import FrameLimits
+from jms.store import Completion
+
+__all__ = [
+    "DEFAULT_PORT",
+    "EXTENSIONS_HEADER",
+    "STOMP_DEFAULT_PREFETCH",
+    "ServerCounters",
+    "StompServer",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The STOMP port, as ActiveMQ and most brokers use it.
+DEFAULT_PORT: Final = 61613
+#: Prefetch of a subscription without ``activemq.prefetchSize`` (ActiveMQ's STOMP default).
+STOMP_DEFAULT_PREFETCH: Final = 1000
+#: CONNECT/CONNECTED header by which a ``jms`` client and server agree on the jms extensions.
+EXTENSIONS_HEADER: Final = "jms-extensions"
+_EXTENSIONS_VERSION: Final = "1"
+#: Admin requests are SENDs to ``/admin/<command>``.
+_ADMIN_PREFIX: Final = "/admin/"
+_HIGH_WATER: Final = 1024 * 1024  # write buffer above which credit is withheld
+_READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
+
+
+def _server_version() -> str:
+    try:
+        return version("jms")
+    except PackageNotFoundError:
+        return "0"
+
+
+@dataclass(slots=True)
+class ServerCounters:
+    """Counters since the server started, for metrics."""
+
+    connections_total: int = 0
+    connections_refused: int = 0
+    frames_received: int = 0
+    messages_received: int = 0
+    messages_delivered: int = 0
+    bytes_received: int = 0
+    bytes_sent: int = 0
+    errors_sent: int = 0
+    by_command: Counter[str] = field(default_factory=Counter)
+
+
+class StompServer:
+    """Serves ``broker`` over STOMP on ``host:port`` (port 0 picks a free one).
+
+    ``security`` authenticates logins and authorizes each action (``None``: anonymous clients
+    allowed everything). ``store`` is the ``DeferredStore`` the broker was built on, if any: with
+    it, store waits move off the event loop (without it, broker calls wait for the store inline,
+    which is right for a memory store). ``heart_beat`` is what CONNECTED offers; a client that
+    promised heart-beats and is silent for ``heart_beat_tolerance`` times the interval is
+    disconnected, as is one that sends no CONNECT within ``connect_timeout_s``.
+    """
+
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        security: Security | None = None,
+        store: DeferredStore | None = None,
+        heart_beat: HeartBeatOffer = HeartBeatOffer(10_000, 10_000),  # noqa: B008 - frozen
+        heart_beat_tolerance: float = 2.0,
+        limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
+        connect_timeout_s: float = 30.0,
+    ) -> None:
+        if heart_beat_tolerance < 1.0:
+            raise ValueError(
+                f"heart_beat_tolerance must be at least 1.0; got {heart_beat_tolerance}"
+            )
+        self.broker = broker
+        self.host = host
+        self.security = security if security is not None else Security.open()
+        self.store = store
+        self.heart_beat = heart_beat
+        self.heart_beat_tolerance = heart_beat_tolerance
+        self.limits = limits
+        self.connect_timeout_s = connect_timeout_s
+        self.counters = ServerCounters()
+        self.server_header = f"jms/{_server_version()}"
+        self._requested_port = port
+        self._instance = uuid.uuid4().hex[:12]
+        self._connection_numbers = itertools.count(1)
+        self._connections: set[_ClientConnection] = set()
+        self._server: asyncio.Server | None = None
+        self._waiter: CompletionWaiter | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> None:
+        """Start listening; returns once the socket is bound."""
+        if self._server is not None:
+            raise IllegalStateException("this StompServer is already started")
+        self._loop = asyncio.get_running_loop()
+        self._waiter = CompletionWaiter(self._loop)
+        self._server = await self._loop.create_server(
+            lambda: _ClientConnection(self), self.host, self._requested_port
+        )
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        if self._server is None or not self._server.sockets:
+            raise IllegalStateException("the server is not listening")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"stomp://{self.host}:{self.port}"
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def close(self) -> None:
+        """Stop listening, end every connection (what they held goes back to the broker), and
+        wait for outstanding store completions. The broker itself stays open."""
+        if self._server is None:
+            return
+        self._server.close()
+        for connection in list(self._connections):
+            connection.shut_down("the broker is shutting down")
+        await self._server.wait_closed()
+        for _ in range(100):
+            if not self._connections:
+                break
+            await asyncio.sleep(0.01)
+        if self._waiter is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
+            self._waiter = None
+        self._server = None
+
+    def _next_session_id(self) -> str:
+        return f"{self._instance}-{next(self._connection_numbers)}"
+
+
+class _Subscription:
+    """One STOMP subscription of a connection."""
+
+    __slots__ = (
+        "ack",
+        "consumer_id",
+        "destination",
+        "durable_name",
+        "explicit_credit",
+        "id",
+        "unacked",
+    )
+
+    def __init__(
+        self,
+        subscription_id: str,
+        destination: Destination,
+        ack: str,
+        explicit_credit: bool,
+        durable_name: str | None,
+    ) -> None:
+        self.id = subscription_id
+        self.destination = destination
+        self.ack = ack
+        self.explicit_credit = explicit_credit
+        self.durable_name = durable_name
+        self.consumer_id: int | None = None  # None for a browser
+        # Deliveries awaiting ACK/NACK, in delivery order: tag -> message-id header.
+        self.unacked: dict[int, str] = {}
+
+
+class _Transaction:
+    __slots__ = ("id", "nacked")
+
+    def __init__(self, transaction_id: int) -> None:
+        self.id = transaction_id
+        self.nacked: list[int] = []
+
+
+class _FrameError(Exception):
+    """A frame the connection cannot act on; answered with ERROR and the connection closes."""
+
+    def __init__(self, message: str, exception: type[JMSException] = JMSException) -> None:
+        super().__init__(message)
+        self.exception = exception
+
+
+def _flag(frame: Frame, name: str) -> bool:
+    return frame.header(name) == "true"
+
+
+class _ClientConnection(asyncio.Protocol):
+    """One client's connection; see the module docstring."""
+
+    def __init__(self, server: StompServer) -> None:
+        self._server = server
+        self._broker = server.broker
+        self._security = server.security
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._conn = ServerConnection(heart_beat=server.heart_beat, limits=server.limits)
+        self._session_id = server._next_session_id()
+        self._transport: asyncio.Transport | None = None
+        self._peer = "?"
+        self._broker_id: int | None = None
+        self._principal = "anonymous"
+        self._extensions = False
+        self._closing = False
+        self._closed = False
+        self._message_ids = itertools.count(1)
+        self._subscriptions: dict[str, _Subscription] = {}
+        self._by_consumer: dict[int, _Subscription] = {}
+        self._tag_owner: dict[int, _Subscription] = {}
+        self._transactions: dict[str, _Transaction] = {}
+        self._temporaries: dict[tuple[bool, str], TemporaryQueue | TemporaryTopic] = {}
+        self._local_names: dict[str, str] = {}  # broker's temporary name -> this client's name
+        self._pending: list[Delivery] = []
+        # Batches of deliveries whose recording by the store is not durable yet, in order.
+        self._held: deque[tuple[list[Completion], list[Delivery]]] = deque()
+        self._flush_scheduled = False
+        self._write_paused = False
+        self._reading_paused = False
+        self._withheld: Counter[int] = Counter()
+        self._resumed = asyncio.Event()
+        self._resumed.set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        # Durability: completions registered / finished, and receipts waiting for them.
+        self._registered = 0
+        self._finished = 0
+        self._receipts: deque[tuple[int, str | None, bool]] = deque()
+        self._last_read = time.monotonic()
+        self._last_write = self._last_read
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- asyncio.Protocol ----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        transport.set_write_buffer_limits(high=_HIGH_WATER)
+        peer = transport.get_extra_info("peername")
+        self._peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self._server._connections.add(self)
+        self._server.counters.connections_total += 1
+        self._timer = self._loop.call_later(self._server.connect_timeout_s, self._connect_timed_out)
+
+    def data_received(self, data: bytes) -> None:
+        self._last_read = time.monotonic()
+        self._server.counters.bytes_received += len(data)
+        if self._closing:
+            return
+        events = self._conn.feed(data)
+        if self._conn.state is ServerState.CONNECTING:
+            return  # buffered until the login is checked
+        self._process(events)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._resumed.clear()
+        transport = self._transport
+        if transport is not None and transport.get_write_buffer_size() > _READ_STOP:
+            transport.pause_reading()
+            self._reading_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._resumed.set()
+        if self._reading_paused and self._transport is not None and not self._closing:
+            self._reading_paused = False
+            self._transport.resume_reading()
+        if self._withheld and self._broker_id is not None:
+            withheld, self._withheld = self._withheld, Counter()
+            self._guard(lambda: self._grant(withheld))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._closing = True
+        self._resumed.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        self._server._connections.discard(self)
+        broker_id, self._broker_id = self._broker_id, None
+        if broker_id is not None and not self._broker.closed:
+            try:
+                with self._collecting([]):
+                    self._broker.disconnect(broker_id)
+            except JMSException:
+                logger.exception("broker cleanup of STOMP connection %s failed", self._session_id)
+
+    # -- reading frames ------------------------------------------------------------------------
+
+    def _process(self, events: Iterator[ConnectRequest | Frame | HeartBeat]) -> None:
+        try:
+            for event in events:
+                if isinstance(event, HeartBeat):
+                    continue
+                if isinstance(event, ConnectRequest):
+                    self._connect(event)
+                    return  # the rest waits in the parser until the login is checked
+                self._server.counters.frames_received += 1
+                self._handle(event)
+                if self._closing:
+                    return
+        except StompProtocolError as error:
+            self._send_error(error)
+
+    def _handle(self, frame: Frame) -> None:
+        command = frame.command
+        self._server.counters.by_command[command] += 1
+        handler = _HANDLERS[command]
+        completions: list[Completion] = []
+        try:
+            with self._collecting(completions):
+                handler(self, frame)
+        except (_FrameError, JMSException, ValueError) as error:
+            self._track(completions)
+            self._fail(frame, error)
+            return
+        except Exception as error:
+            logger.exception("internal error handling a %s frame from %s", command, self._peer)
+            self._track(completions)
+            self._fail(frame, _FrameError(f"internal error: {type(error).__name__}: {error}"))
+            return
+        self._track(completions)
+        receipt = frame.header("receipt")
+        if command == "DISCONNECT":
+            self._queue_receipt(receipt, close_after=True)
+        elif receipt is not None:
+            self._queue_receipt(receipt)
+
+    def _collecting(self, into: list[Completion]) -> AbstractContextManager[None]:
+        store = self._server.store
+        return store.collecting(into) if store is not None else nullcontext()
+
+    # -- CONNECT -------------------------------------------------------------------------------
+
+    def _connect(self, request: ConnectRequest) -> None:
+        assert self._transport is not None
+        self._transport.pause_reading()
+        frame = request.frame
+        login = frame.header("login")
+        passcode = frame.header("passcode")
+        client_id = frame.header("client-id")
+        self._extensions = frame.header(EXTENSIONS_HEADER) == _EXTENSIONS_VERSION
+        future = self._loop.run_in_executor(None, self._log_in, login, passcode, client_id)
+        future.add_done_callback(lambda done: self._logged_in(done, login))
+
+    def _log_in(self, login: str | None, passcode: str | None, client_id: str | None) -> int:
+        """On an executor thread: check the login (hashing is slow) and open the broker side."""
+        if not self._security.authenticate(login, passcode):
+            if login:
+                raise JMSSecurityException(f"login {login!r} refused: wrong user name or password")
+            raise JMSSecurityException(
+                "this broker does not accept anonymous clients: CONNECT with login and passcode"
+            )
+        return self._broker.connect(
+            login or None, passcode, client_id=client_id or None, on_close=self._broker_closed
+        )
+
+    def _logged_in(self, done: asyncio.Future[int], login: str | None) -> None:
+        error = done.exception()
+        if self._closing:
+            if error is None:
+                self._broker.disconnect(done.result())
+            return
+        if error is not None:
+            self._server.counters.connections_refused += 1
+            self._fail(None, error)
+            return
+        self._broker_id = done.result()
+        self._principal = self._security.principal(login)
+        extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION),) if self._extensions else ()
+        self._write(
+            self._conn.accept(
+                session=self._session_id, server=self._server.server_header, extra_headers=extra
+            )
+        )
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._start_heart_beats()
+        assert self._transport is not None
+        self._transport.resume_reading()
+        self._process(self._conn.feed(b""))
+
+    def _connect_timed_out(self) -> None:
+        self._timer = None
+        if self._broker_id is None and not self._closing:
+            self._fail(None, _FrameError(f"no CONNECT within {self._server.connect_timeout_s:g} s"))
+
+    def _broker_closed(self, error: JMSException) -> None:
+        """The broker closed this connection (it is shutting down); any thread."""
+        with suppress(RuntimeError):  # the loop is gone already
+            self._loop.call_soon_threadsafe(self.shut_down, error.reason)
+
+    def shut_down(self, reason: str) -> None:
+        """Tell the client why with an ERROR and close."""
+        if not self._closing:
+            self._fail(None, _FrameError(reason))
+
+    # -- heart-beats ---------------------------------------------------------------------------
+
+    def _start_heart_beats(self) -> None:
+        intervals = self._conn.heart_beat
+        periods = [ms for ms in (intervals.send_every_ms, intervals.expect_every_ms) if ms]
+        if periods:
+            self._timer = self._loop.call_later(min(periods) / 2000, self._heart_beat)
+
+    def _heart_beat(self) -> None:
+        self._timer = None
+        if self._closing:
+            return
+        intervals = self._conn.heart_beat
+        now = time.monotonic()
+        expect_ms = intervals.expect_every_ms
+        if (
+            expect_ms
+            and (now - self._last_read) * 1000 > expect_ms * self._server.heart_beat_tolerance
+        ):
+            self._fail(
+                None,
+                _FrameError(
+                    f"nothing received for {(now - self._last_read) * 1000:.0f} ms; the client "
+                    f"promised heart-beats every {expect_ms} ms"
+                ),
+            )
+            return
+        send_ms = intervals.send_every_ms
+        if (
+            send_ms
+            and (now - self._last_write) * 1000 >= send_ms / 2
+            and self._transport is not None
+        ):
+            self._transport.write(b"\n")
+            self._last_write = now
+        self._start_heart_beats()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        transport = self._transport
+        if transport is None or self._closed:
+            return
+        transport.write(data)
+        self._last_write = time.monotonic()
+        self._server.counters.bytes_sent += len(data)
+
+    def _fail(self, frame: Frame | None, error: BaseException) -> None:
+        """Answer with ERROR (echoing the frame's receipt) and close the connection."""
+        if self._closing:
+            return
+        if isinstance(error, _FrameError):
+            exception_name = error.exception.__name__
+        elif isinstance(error, JMSException):
+            exception_name = type(error).__name__
+        else:
+            exception_name = "JMSException"
+        where = ""
+        if frame is not None:
+            destination = frame.header("destination")
+            where = f"{frame.command}{f' {destination}' if destination else ''}: "
+        message = f"{where}{error}"
+        self._send_error(
+            StompProtocolError(
+                message,
+                receipt=frame.header("receipt") if frame is not None else None,
+                error_headers=(("jms-exception", exception_name),),
+            )
+        )
+
+    def _send_error(self, error: StompProtocolError) -> None:
+        if self._closing:
+            return
+        self._server.counters.errors_sent += 1
+        logger.info(
+            "STOMP connection %s (%s): ERROR %s", self._session_id, self._peer, error.message
+        )
+        if self._conn.state is not ServerState.CLOSED:
+            self._write(self._conn.send_error(error))
+        self._close()
+
+    def _close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        if self._transport is not None:
+            self._transport.close()
+
+    # -- durability and receipts ---------------------------------------------------------------
+
+    def _track(self, completions: list[Completion]) -> None:
+        waiter = self._server._waiter
+        if not completions:
+            return
+        assert waiter is not None
+        for completion in completions:
+            self._registered += 1
+            waiter.submit(completion, self._durable)
+
+    def _durable(self, error: BaseException | None) -> None:
+        self._finished += 1
+        if self._closing:
+            return
+        if error is not None:
+            self._fail(None, _FrameError(f"the broker's store failed: {error}"))
+            return
+        self._release_receipts()
+
+    def _queue_receipt(self, receipt: str | None, *, close_after: bool = False) -> None:
+        self._receipts.append((self._registered, receipt, close_after))
+        self._release_receipts()
+
+    def _release_receipts(self) -> None:
+        receipts = self._receipts
+        while receipts and receipts[0][0] <= self._finished and not self._closing:
+            _, receipt, close_after = receipts.popleft()
+            if receipt is not None:
+                self._write(self._conn.send(receipt_frame(receipt)))
+            if close_after:
+                self._close()
+
+    # -- deliveries ----------------------------------------------------------------------------
+
+    def _sink(self, delivery: Delivery) -> None:
+        """The broker's delivery sink: called under its lock, on any thread."""
+        self._pending.append(delivery)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            if threading.get_ident() == self._loop_thread:
+                self._loop.call_soon(self._flush)
+                return
+            # A closed loop: the broker takes the delivery back when the connection goes.
+            with suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        pending, self._pending = self._pending, []
+        if not pending or self._broker_id is None or self._closing:
+            return
+        gates = [d.recorded for d in pending if not d.recorded.done()]
+        if gates or self._held:
+            # The broker records each delivery of a stored message before it may be seen.
+            self._held.append((gates, pending))
+            waiter = self._server._waiter
+            assert waiter is not None
+            for gate in gates:
+                waiter.submit(gate, self._recorded)
+            if not gates:
+                self._recorded(None)
+            return
+        self._guard(lambda: self._deliver(pending))
+
+    def _recorded(self, error: BaseException | None) -> None:
+        if self._closing or self._broker_id is None:
+            return
+        if error is not None:
+            self._fail(None, _FrameError(f"the broker's store failed: {error}"))
+            return
+        while self._held and all(gate.done() for gate in self._held[0][0]):
+            _, pending = self._held.popleft()
+            self._guard(lambda pending=pending: self._deliver(pending))
+
+    def _guard(self, action: Any) -> None:
+        """Run broker work outside a frame's handling, failing the connection on an error."""
+        completions: list[Completion] = []
+        try:
+            with self._collecting(completions):
+                action()
+        except JMSException as error:
+            self._fail(None, error)
+        except Exception as error:
+            logger.exception("internal error delivering to STOMP connection %s", self._session_id)
+            self._fail(None, _FrameError(f"internal error: {type(error).__name__}: {error}"))
+        self._track(completions)
+
+    def _deliver(self, pending: list[Delivery]) -> None:
+        chunks = []
+        returned = []
+        acknowledged = []
+        credit: Counter[int] = Counter()
+        by_consumer = self._by_consumer
+        for delivery in pending:
+            subscription = by_consumer.get(delivery.consumer_id)
+            if subscription is None:
+                returned.append(delivery.tag)
+                continue
+            message_id, data = self._message_frame(subscription, delivery)
+            chunks.append(data)
+            if subscription.ack == "auto":
+                acknowledged.append(delivery.tag)
+                if not subscription.explicit_credit:
+                    credit[delivery.consumer_id] += 1
+            else:
+                subscription.unacked[delivery.tag] = message_id
+                self._tag_owner[delivery.tag] = subscription
+        self._server.counters.messages_delivered += len(chunks)
+        self._write(b"".join(chunks))
+        broker_id = self._broker_id
+        assert broker_id is not None
+        if returned:
+            self._broker.requeue(broker_id, undelivered=returned)
+        if acknowledged:
+            self._broker.acknowledge(broker_id, acknowledged)
+        if credit:
+            if self._write_paused:
+                self._withheld.update(credit)
+            else:
+                self._grant(credit)
+
+    def _grant(self, credit: Counter[int]) -> None:
+        broker_id = self._broker_id
+        if broker_id is None:
+            return
+        for consumer_id, count in credit.items():
+            self._broker.credit(broker_id, consumer_id, count)
+
+    def _message_frame(self, subscription: _Subscription, delivery: Delivery) -> tuple[str, bytes]:
+        message = delivery.message
+        message_id = message._message_id or f"ID:{self._session_id}:{delivery.tag}"
+        if self._extensions:
+            if self._local_names:
+                self._localize_outbound(message)
+            headers: tuple[tuple[str, str], ...] = (
+                ("subscription", subscription.id),
+                ("message-id", message_id),
+                ("destination", self._name_of(subscription.destination)),
+                ("ack", str(delivery.tag)),
+                ("content-type", JMS_MESSAGE_CONTENT_TYPE),
+            )
+            body = encode(message)
+        else:
+            mapped, body = frame_for_message(message, self._name_of)
+            destination = message._destination or subscription.destination
+            headers = (
+                ("subscription", subscription.id),
+                ("message-id", message_id),
+                ("destination", self._name_of(destination)),
+                ("ack", str(delivery.tag)),
+                *mapped,
+            )
+        return message_id, self._conn.send(Frame("MESSAGE", headers, body))
+
+    # -- destinations --------------------------------------------------------------------------
+
+    def _destination(self, text: str | None, header: str = "destination") -> Destination:
+        if text is None:
+            raise _FrameError(f"missing header {header!r}")
+        parsed = parse_destination(text, header)
+        kind, name = parsed.kind, parsed.name
+        if kind == "queue":
+            return Queue(name)
+        if kind == "topic":
+            return Topic(name)
+        if kind == "remote-temp-queue":
+            return TemporaryQueue(name)
+        if kind == "remote-temp-topic":
+            return TemporaryTopic(name)
+        return self._temporary(kind == "temp-queue", name)
+
+    def _temporary(self, is_queue: bool, name: str) -> TemporaryQueue | TemporaryTopic:
+        """This connection's temporary destination ``name``, created at its first mention."""
+        key = (is_queue, name)
+        destination = self._temporaries.get(key)
+        if destination is None:
+            broker_id = self._broker_id
+            assert broker_id is not None
+            destination = (
+                self._broker.create_temporary_queue(broker_id)
+                if is_queue
+                else self._broker.create_temporary_topic(broker_id)
+            )
+            self._temporaries[key] = destination
+            self._local_names[destination.name] = name
+        return destination
+
+    def _name_of(self, destination: Destination) -> str:
+        if isinstance(destination, TemporaryQueue | TemporaryTopic):
+            kind = "queue" if isinstance(destination, TemporaryQueue) else "topic"
+            local = self._local_names.get(destination.name)
+            if local is not None:
+                return f"/temp-{kind}/{local}"
+            return f"/remote-temp-{kind}/{destination.name}"
+        if isinstance(destination, Queue):
+            return f"/queue/{destination.name}"
+        return f"/topic/{destination.name}"
+
+    def _localize_inbound(self, destination: Destination) -> Destination:
+        """A jms client's own name for its temporary destination -> the broker's."""
+        if isinstance(destination, TemporaryQueue | TemporaryTopic):
+            key = (isinstance(destination, TemporaryQueue), destination.name)
+            return self._temporaries.get(key, destination)
+        return destination
+
+    def _localize_outbound(self, message: Message) -> None:
+        """The broker's names of this connection's temporary destinations -> its own."""
+        for getter, setter in (
+            (message.get_jms_destination, message.set_jms_destination),
+            (message.get_jms_reply_to, message.set_jms_reply_to),
+        ):
+            destination = getter()
+            if isinstance(destination, TemporaryQueue | TemporaryTopic):
+                local = self._local_names.get(destination.name)
+                if local is not None:
+                    setter(type(destination)(local))
+
+    def _authorize(self, action: Action, destination: Destination) -> None:
+        text = str(destination)
+        if not self._security.allows(self._principal, action, text):
+            raise _FrameError(
+                f"user {self._principal!r} may not {action.value} {text}", JMSSecurityException
+            )
+
+    # -- frame handlers ------------------------------------------------------------------------
+
+    def _on_send(self, frame: Frame) -> None:
+        text = frame.header("destination")
+        assert text is not None  # required header
+        if text.startswith(_ADMIN_PREFIX):
+            self._admin(frame, text[len(_ADMIN_PREFIX) :])
+            return
+        destination = self._destination(text)
+        self._authorize(Action.SEND, destination)
+        message = message_from_frame(
+            frame.headers,
+            frame.body,
+            destination,
+            lambda value: self._destination(value, "reply-to"),
+            wall_clock_ms(),
+            self._localize_inbound,
+        )
+        if message._message_id is None:
+            message._message_id = f"ID:{self._session_id}:{next(self._message_ids)}"
+        broker_id = self._broker_id
+        assert broker_id is not None
+        self._broker.send(broker_id, message, self._transaction_id(frame))
+        self._server.counters.messages_received += 1
+
+    def _transaction_id(self, frame: Frame) -> int | None:
+        name = frame.header("transaction")
+        if name is None:
+            return None
+        transaction = self._transactions.get(name)
+        if transaction is None:
+            raise _FrameError(f"transaction {name!r} was not begun on this connection")
+        return transaction.id
+
+    def _on_subscribe(self, frame: Frame) -> None:
+        text = frame.header("destination")
+        assert text is not None
+        subscription_id = frame.header("id") or text  # STOMP 1.0 may leave out the id
+        if subscription_id in self._subscriptions:
+            raise _FrameError(f"subscription id {subscription_id!r} is already in use")
+        destination = self._destination(text)
+        selector = frame.header("selector") or None
+        if selector is not None:
+            Selector(selector)  # InvalidSelectorException names the position
+        if _flag(frame, "browser"):
+            self._browse(frame, subscription_id, destination, selector)
+            return
+        ack = frame.header("ack") or "auto"
+        prefetch = self._number(frame, "activemq.prefetchSize", STOMP_DEFAULT_PREFETCH)
+        name = frame.header("jms-subscription-name") if self._extensions else None
+        if name is not None:  # a jms client says exactly what kind of subscription it wants
+            durable, shared = _flag(frame, "jms-durable"), _flag(frame, "jms-shared")
+        else:
+            name = frame.header("activemq.subscriptionName") or frame.header(
+                "durable-subscription-name"
+            )
+            durable, shared = name is not None, False
+        if name is not None and not isinstance(destination, Topic):
+            raise _FrameError(
+                f"a durable subscription ({name!r}) is on a topic, not {text}",
+                InvalidDestinationException,
+            )
+        self._authorize(Action.RECEIVE, destination)
+        max_deliveries = frame.header("jms-max-deliveries")
+        spec = ConsumerSpec(
+            destination,
+            selector=selector,
+            no_local=_flag(frame, "activemq.noLocal") or _flag(frame, "jms-no-local"),
+            subscription_name=name,
+            durable=durable,
+            shared=shared,
+            prefetch=prefetch,
+            max_deliveries=None
+            if max_deliveries is None
+            else self._number(frame, "jms-max-deliveries", 0),
+        )
+        subscription = _Subscription(
+            subscription_id,
+            destination,
+            ack,
+            self._extensions and ack != "auto",
+            name if durable else None,
+        )
+        broker_id = self._broker_id
+        assert broker_id is not None
+        consumer_id = self._broker.add_consumer(broker_id, spec, self._sink)
+        subscription.consumer_id = consumer_id
+        self._subscriptions[subscription_id] = subscription
+        self._by_consumer[consumer_id] = subscription
+
+    @staticmethod
+    def _number(frame: Frame, header: str, default: int) -> int:
+        value = frame.header(header)
+        if value is None:
+            return default
+        if not value.isascii() or not value.isdigit() or int(value) < 1:
+            raise _FrameError(f"header {header}:{value!r} must be a whole number of at least 1")
+        return int(value)
+
+    def _browse(
+        self, frame: Frame, subscription_id: str, destination: Destination, selector: str | None
+    ) -> None:
+        if not isinstance(destination, Queue):
+            raise _FrameError(f"only queues can be browsed, not {self._name_of(destination)}")
+        self._authorize(Action.BROWSE, destination)
+        start = self._number(frame, "jms-browse-start", 1)
+        limit = (
+            self._number(frame, "jms-browse-limit", 0) if frame.header("jms-browse-limit") else None
+        )
+        subscription = _Subscription(subscription_id, destination, "auto", False, None)
+        self._subscriptions[subscription_id] = subscription
+        task = self._loop.create_task(
+            self._send_browse(subscription, destination, selector, start, limit)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_browse(
+        self,
+        subscription: _Subscription,
+        queue: Queue,
+        selector: str | None,
+        start: int,
+        limit: int | None,
+    ) -> None:
+        """MESSAGE frames for what ``queue`` holds, page by page as the client reads them, then
+        the ``browser:end`` MESSAGE (with ``jms-next-seq`` when a jms client asked for a page)."""
+        next_seq: int | None = start
+        sent = 0
+        destination_name = self._name_of(queue)
+        try:
+            while next_seq is not None and (limit is None or sent < limit):
+                broker_id = self._broker_id
+                if broker_id is None or self._closing:
+                    return
+                size = (
+                    DEFAULT_BROWSE_PAGE if limit is None else min(DEFAULT_BROWSE_PAGE, limit - sent)
+                )
+                # Browsing may read paged-out messages from the store: off the loop.
+                page = await self._loop.run_in_executor(
+                    None, self._broker.browse, broker_id, queue, selector, next_seq, None, size
+                )
+                chunks = []
+                for seq, message in page.messages:
+                    message_id = message._message_id or f"ID:{self._session_id}:b{seq}"
+                    if self._extensions:
+                        headers: tuple[tuple[str, str], ...] = (
+                            ("subscription", subscription.id),
+                            ("message-id", message_id),
+                            ("destination", destination_name),
+                            ("jms-seq", str(seq)),
+                            ("content-type", JMS_MESSAGE_CONTENT_TYPE),
+                        )
+                        body = encode(message)
+                    else:
+                        mapped, body = frame_for_message(message, self._name_of)
+                        headers = (
+                            ("subscription", subscription.id),
+                            ("message-id", message_id),
+                            ("destination", destination_name),
+                            *mapped,
+                        )
+                    chunks.append(self._conn.send(Frame("MESSAGE", headers, body)))
+                sent += len(chunks)
+                self._write(b"".join(chunks))
+                next_seq = page.next_seq
+                await self._resumed.wait()
+            end = [
+                ("subscription", subscription.id),
+                ("message-id", "0"),
+                ("destination", destination_name),
+                ("browser", "end"),
+            ]
+            if self._extensions and next_seq is not None:
+                end.append(("jms-next-seq", str(next_seq)))
+            if not self._closing:
+                self._write(self._conn.send(Frame("MESSAGE", tuple(end))))
+        except JMSException as error:
+            self._fail(None, error)
+
+    def _on_unsubscribe(self, frame: Frame) -> None:
+        subscription_id = frame.header("id")
+        if subscription_id is None:  # STOMP 1.0: by destination
+            destination = frame.header("destination")
+            subscription_id = next(
+                (
+                    s.id
+                    for s in self._subscriptions.values()
+                    if self._name_of(s.destination) == destination
+                ),
+                destination,
+            )
+        name = frame.header("activemq.subscriptionName") or frame.header(
+            "durable-subscription-name"
+        )
+        subscription = self._subscriptions.pop(subscription_id or "", None)
+        broker_id = self._broker_id
+        assert broker_id is not None
+        if subscription is None and name is None:
+            raise _FrameError(f"there is no subscription with id {subscription_id!r}")
+        if subscription is not None and subscription.consumer_id is not None:
+            self._by_consumer.pop(subscription.consumer_id, None)
+            self._broker.remove_consumer(broker_id, subscription.consumer_id)
+            if not subscription.explicit_credit and subscription.unacked:
+                tags = list(subscription.unacked)
+                subscription.unacked.clear()
+                for tag in tags:
+                    self._tag_owner.pop(tag, None)
+                self._broker.requeue(broker_id, delivered=tags)
+        if name is not None:
+            self._broker.unsubscribe(broker_id, name)
+
+    def _on_ack(self, frame: Frame) -> None:
+        credit = frame.header("jms-credit")
+        if credit is not None and self._extensions:
+            self._credit(frame, credit)
+            return
+        self._settle(frame, acknowledge=True)
+
+    def _on_nack(self, frame: Frame) -> None:
+        self._settle(frame, acknowledge=False)
+
+    def _credit(self, frame: Frame, credit: str) -> None:
+        count = self._number(frame, "jms-credit", 1)
+        subscription = self._subscriptions.get(frame.header("subscription") or "")
+        if subscription is None or subscription.consumer_id is None:
+            return  # unsubscribed meanwhile: nothing to give credit to
+        broker_id = self._broker_id
+        assert broker_id is not None
+        self._broker.credit(broker_id, subscription.consumer_id, count)
+
+    def _settle(self, frame: Frame, *, acknowledge: bool) -> None:
+        subscription, tags = self._acked_tags(frame)
+        for tag in tags:
+            del subscription.unacked[tag]
+            self._tag_owner.pop(tag, None)
+        broker_id = self._broker_id
+        assert broker_id is not None
+        transaction_id = self._transaction_id(frame)
+        if acknowledge:
+            self._broker.acknowledge(broker_id, tags, transaction_id)
+        elif self._extensions and _flag(frame, "jms-undelivered"):
+            self._broker.requeue(broker_id, undelivered=tags)
+            return  # the broker gives the credit back itself
+        elif transaction_id is not None:
+            self._transactions[frame.header("transaction") or ""].nacked.extend(tags)
+        else:
+            self._broker.requeue(broker_id, delivered=tags)
+        if not subscription.explicit_credit and subscription.consumer_id in self._by_consumer:
+            assert subscription.consumer_id is not None
+            self._broker.credit(broker_id, subscription.consumer_id, len(tags))
+
+    def _acked_tags(self, frame: Frame) -> tuple[_Subscription, list[int]]:
+        """The subscription and the deliveries an ACK or NACK settles (cumulative in ``client``
+        mode: every earlier unsettled delivery of the subscription too)."""
+        version = self._conn.version
+        tag: int | None = None
+        subscription: _Subscription | None = None
+        if version is Version.V1_2:
+            what = f"id {frame.header('id')!r}"
+            ack_id = frame.header("id") or ""
+            if ack_id.isascii() and ack_id.isdigit():
+                tag = int(ack_id)
+                subscription = self._tag_owner.get(tag)
+        else:
+            message_id = frame.header("message-id")
+            subscription_id = frame.header("subscription")
+            what = f"message-id {message_id!r}" + (
+                f" on subscription {subscription_id!r}" if subscription_id is not None else ""
+            )
+            if subscription_id is not None:
+                candidates: Iterable[_Subscription] = [
+                    s for s in self._tag_owner.values() if s.id == subscription_id
+                ][:1]
+            else:
+                candidates = list(dict.fromkeys(self._tag_owner.values()))
+            for candidate in candidates:
+                tag = next((t for t, m in candidate.unacked.items() if m == message_id), None)
+                if tag is not None:
+                    subscription = candidate
+                    break
+        if subscription is None or tag is None or tag not in subscription.unacked:
+            raise _FrameError(
+                f"{frame.command} {what} names no message awaiting acknowledgement on this "
+                "connection (already settled, or from an auto-acknowledged subscription)"
+            )
+        if subscription.ack != "client":
+            return subscription, [tag]
+        tags = []
+        for unacked in subscription.unacked:
+            tags.append(unacked)
+            if unacked == tag:
+                break
+        return subscription, tags
+
+    def _on_begin(self, frame: Frame) -> None:
+        name = frame.header("transaction")
+        assert name is not None
+        if name in self._transactions:
+            raise _FrameError(f"transaction {name!r} is already open on this connection")
+        broker_id = self._broker_id
+        assert broker_id is not None
+        self._transactions[name] = _Transaction(self._broker.begin(broker_id))
+
+    def _on_commit(self, frame: Frame) -> None:
+        transaction = self._take_transaction(frame)
+        broker_id = self._broker_id
+        assert broker_id is not None
+        try:
+            self._broker.commit(broker_id, transaction.id)
+        finally:
+            if transaction.nacked:
+                self._broker.requeue(broker_id, delivered=transaction.nacked)
+
+    def _on_abort(self, frame: Frame) -> None:
+        transaction = self._take_transaction(frame)
+        broker_id = self._broker_id
+        assert broker_id is not None
+        self._broker.rollback(broker_id, transaction.id)
+        if transaction.nacked:
+            self._broker.requeue(broker_id, delivered=transaction.nacked)
+
+    def _take_transaction(self, frame: Frame) -> _Transaction:
+        name = frame.header("transaction") or ""
+        transaction = self._transactions.pop(name, None)
+        if transaction is None:
+            raise _FrameError(f"transaction {name!r} was not begun on this connection")
+        return transaction
+
+    def _on_disconnect(self, frame: Frame) -> None:
+        """Nothing to do before the receipt: the connection closes after it and the broker then
+        takes back whatever the client held."""
+
+    # -- admin ---------------------------------------------------------------------------------
+
+    def _admin(self, frame: Frame, command: str) -> None:
+        broker_id = self._broker_id
+        assert broker_id is not None
+        if command == "stats":
+            stats = [
+                asdict(s)
+                for s in self._broker.stats()
+                if self._security.allows(self._principal, Action.ADMIN, s.destination)
+            ]
+            counters = self._server.counters
+            self._reply(
+                frame,
+                {
+                    "broker": self._broker.name,
+                    "time_ms": wall_clock_ms(),
+                    "connections": self._server.connection_count,
+                    "messages_received": counters.messages_received,
+                    "messages_delivered": counters.messages_delivered,
+                    "destinations": stats,
+                },
+            )
+        elif command == "purge":
+            queue = self._destination(frame.header("target"), "target")
+            if not isinstance(queue, Queue):
+                raise _FrameError(f"only queues can be purged, not {self._name_of(queue)}")
+            self._authorize(Action.ADMIN, queue)
+            purged = self._broker.acknowledge_through(
+                broker_id, queue, self._broker.last_sequence(queue)
+            )
+            self._reply(frame, {"purged": purged, "queue": str(queue)})
+        elif command == "delete-temporary":
+            destination = self._destination(frame.header("target"), "target")
+            if not isinstance(destination, TemporaryQueue | TemporaryTopic):
+                raise _FrameError(f"{self._name_of(destination)} is not a temporary destination")
+            self._broker.delete_temporary_destination(broker_id, destination)
+            local = self._local_names.pop(destination.name, None)
+            if local is not None:
+                self._temporaries.pop((isinstance(destination, TemporaryQueue), local), None)
+        else:
+            raise _FrameError(
+                f"unknown admin command {command!r}; the commands are /admin/stats, "
+                "/admin/purge and /admin/delete-temporary",
+                InvalidDestinationException,
+            )
+
+    def _reply(self, frame: Frame, payload: dict[str, Any]) -> None:
+        reply_to = frame.header("reply-to")
+        if reply_to is None:
+            return
+        destination = self._destination(reply_to, "reply-to")
+        self._authorize(Action.SEND, destination)
+        reply = TextMessage(json.dumps(payload))
+        reply._destination = destination
+        reply._message_id = f"ID:{self._session_id}:{next(self._message_ids)}"
+        reply._timestamp = wall_clock_ms()
+        reply._delivery_mode = DeliveryMode.NON_PERSISTENT
+        reply._correlation_id = frame.header("correlation-id")
+        broker_id = self._broker_id
+        assert broker_id is not None
+        self._broker.send(broker_id, reply)
+
+
+_HANDLERS: Final = {
+    "SEND": _ClientConnection._on_send,
+    "SUBSCRIBE": _ClientConnection._on_subscribe,
+    "UNSUBSCRIBE": _ClientConnection._on_unsubscribe,
+    "ACK": _ClientConnection._on_ack,
+    "NACK": _ClientConnection._on_nack,
+    "BEGIN": _ClientConnection._on_begin,
+    "COMMIT": _ClientConnection._on_commit,
+    "ABORT": _ClientConnection._on_abort,
+    "DISCONNECT": _ClientConnection._on_disconnect,
+}
