@@ -168,14 +168,28 @@ class StompTransport(Transport):
         old.close()
 
     def create_temporary_queue(self) -> TemporaryQueue:
-        queue = TemporaryQueue(str(next(self._ids)))
-        self._temporaries.add((True, queue.name))
-        return queue
+        return TemporaryQueue(self._temporary_name(True))
 
     def create_temporary_topic(self) -> TemporaryTopic:
-        topic = TemporaryTopic(str(next(self._ids)))
-        self._temporaries.add((False, topic.name))
-        return topic
+        return TemporaryTopic(self._temporary_name(False))
+
+    def _temporary_name(self, is_queue: bool) -> str:
+        """A jms broker creates it now and names it (so any connection can use the name);
+        another broker creates ``/temp-queue/NAME`` when this connection first mentions it."""
+        name = str(next(self._ids))
+        if self._extended:
+            answer = self._client.request(
+                Frame(
+                    "SEND",
+                    (
+                        ("destination", "/admin/create-temporary"),
+                        ("kind", "queue" if is_queue else "topic"),
+                    ),
+                )
+            )
+            name = parse_destination(answer.header("jms-destination") or "", "jms-destination").name
+        self._temporaries.add((is_queue, name))
+        return name
 
     def delete_temporary_destination(self, destination: Destination) -> None:
         key = (isinstance(destination, TemporaryQueue), destination.name)
@@ -283,10 +297,13 @@ class StompTransport(Transport):
             self._by_consumer.pop(subscription.consumer_id, None)
 
     def remove_consumer(self, consumer_id: int) -> None:
-        subscription = self._by_consumer.get(consumer_id)
+        with self._lock:
+            subscription = self._by_consumer.pop(consumer_id, None)
         if subscription is None:
-            return
+            return  # removed already (closing a consumer and its session may race)
         try:
+            # Messages arriving until the RECEIPT still reach the sink; the consumer gives
+            # them back. After it, none come.
             self._client.request(Frame("UNSUBSCRIBE", (("id", subscription.stomp_id),)))
         finally:
             self._forget(subscription)
@@ -366,7 +383,10 @@ class StompTransport(Transport):
             frames = self._settle("NACK", delivered, ())
             frames += self._settle("NACK", undelivered, (("jms-undelivered", "true"),))
             if frames:
-                self._client.send_many(frames)
+                # Wait for the last one: what comes back is then in the consumers' buffers
+                # (the broker writes the redeliveries before the RECEIPT), as in-process.
+                self._client.send_many(frames[:-1])
+                self._client.request(frames[-1])
             return
         self._requeue_by_resubscribing(delivered, undelivered)
 

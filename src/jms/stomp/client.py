@@ -34,14 +34,19 @@ _READ_SIZE: Final = 256 * 1024
 _HEART_BEAT_TOLERANCE: Final = 2.0
 
 
-def error_from_frame(frame: Frame, where: str) -> JMSException:
-    """The exception an ERROR frame stands for: the class its ``jms-exception`` header names (a
-    ``jms`` server sends it) or ``JMSException``, with the server's message."""
+def error_from_frame(frame: Frame, where: str) -> Exception:
+    """The exception an ERROR frame (or a jms broker's refusing RECEIPT) stands for: the class
+    its ``jms-exception`` header names (``JMSException`` or a subclass, ``ValueError``,
+    ``TypeError``) or ``JMSException``, with the server's message."""
     message = frame.header("message") or frame.body.decode("utf-8", "replace") or "(no message)"
     name = frame.header("jms-exception") or ""
+    if name in ("ValueError", "TypeError"):
+        return ValueError(message) if name == "ValueError" else TypeError(message)
     cls = getattr(jms.errors, name, None)
     if not (isinstance(cls, type) and issubclass(cls, JMSException)):
         cls = JMSException
+    if frame.command == "RECEIPT":
+        return cls(message)
     return cls(f"{where} answered ERROR: {message}")
 
 
@@ -51,7 +56,7 @@ class _Waiter:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.frame: Frame | None = None
-        self.error: JMSException | None = None
+        self.error: Exception | None = None
 
 
 class StompClient:
@@ -150,7 +155,10 @@ class StompClient:
                     if event.command == "CONNECTED":
                         return event
                     if event.command == "ERROR":
-                        raise error_from_frame(event, self.where)
+                        error = error_from_frame(event, self.where)
+                        if isinstance(error, JMSException):
+                            raise error
+                        raise JMSException(str(error))
                     raise JMSException(f"{self.where} answered CONNECT with {event.command}")
             except StompProtocolError as error:
                 raise JMSException(
@@ -178,7 +186,9 @@ class StompClient:
 
     def request(self, frame: Frame, timeout_s: float | None = None) -> Frame:
         """Write ``frame`` with a ``receipt`` header and wait for the RECEIPT (returned). An
-        ERROR answering it raises the exception it stands for; so does losing the connection."""
+        ERROR answering it raises the exception it stands for, as does a RECEIPT by which a jms
+        broker refuses the request (the connection stays usable then); so does losing the
+        connection."""
         receipt = f"r-{next(self._receipt_ids)}"
         waiter = _Waiter()
         with self._waiters_lock:
@@ -195,8 +205,11 @@ class StompClient:
                 self._waiters.pop(receipt, None)
         if waiter.error is not None:
             raise waiter.error
-        assert waiter.frame is not None
-        return waiter.frame
+        answer = waiter.frame
+        assert answer is not None
+        if answer.header("jms-exception") is not None:
+            raise error_from_frame(answer, self.where)
+        return answer
 
     def _check_usable(self) -> None:
         if self._lost is not None:
@@ -289,7 +302,9 @@ class StompClient:
             if waiter is not None:
                 waiter.error = error
                 waiter.event.set()
-            raise error
+            if isinstance(error, JMSException):
+                raise error
+            raise JMSException(str(error))
 
     def _lose(self, error: JMSException) -> None:
         """The connection ended without the application closing it."""

@@ -158,6 +158,8 @@ class StompServer:
         self._instance = uuid.uuid4().hex[:12]
         self._connection_numbers = itertools.count(1)
         self._connections: set[_ClientConnection] = set()
+        # Connections with deliveries waiting for their flush on the loop.
+        self._unflushed: set[_ClientConnection] = set()
         self._server: asyncio.Server | None = None
         self._waiter: CompletionWaiter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -204,6 +206,12 @@ class StompServer:
             await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
             self._waiter = None
         self._server = None
+
+    def _flush_all(self) -> None:
+        """Write every connection's waiting deliveries now, so that a RECEIPT (or an answer)
+        written next never overtakes a MESSAGE the frame it answers caused."""
+        while self._unflushed:
+            self._unflushed.pop()._flush()
 
     def _next_session_id(self) -> str:
         return f"{self._instance}-{next(self._connection_numbers)}"
@@ -256,6 +264,13 @@ class _FrameError(Exception):
         self.exception = exception
 
 
+def _refusal(frame: Frame, error: BaseException) -> tuple[tuple[str, str], ...]:
+    """RECEIPT headers telling a jms client its request was refused, and why."""
+    destination = frame.header("destination")
+    where = f"{frame.command}{f' {destination}' if destination else ''}"
+    return (("jms-exception", type(error).__name__), ("message", f"{where}: {error}"))
+
+
 def _flag(frame: Frame, name: str) -> bool:
     return frame.header(name) == "true"
 
@@ -298,7 +313,9 @@ class _ClientConnection(asyncio.Protocol):
         # Durability: completions registered / finished, and receipts waiting for them.
         self._registered = 0
         self._finished = 0
-        self._receipts: deque[tuple[int, str | None, bool]] = deque()
+        self._receipts: deque[tuple[int, str | None, bool, tuple[tuple[str, str], ...]]] = deque()
+        # Extra headers for the RECEIPT of the frame being handled (jms extension answers).
+        self._receipt_headers: tuple[tuple[str, str], ...] = ()
         self._last_read = time.monotonic()
         self._last_write = self._last_read
         self._timer: asyncio.TimerHandle | None = None
@@ -382,10 +399,20 @@ class _ClientConnection(asyncio.Protocol):
         self._server.counters.by_command[command] += 1
         handler = _HANDLERS[command]
         completions: list[Completion] = []
+        receipt = frame.header("receipt")
+        self._receipt_headers = ()
         try:
             with self._collecting(completions):
                 handler(self, frame)
-        except (_FrameError, JMSException, ValueError) as error:
+        except (JMSException, ValueError) as error:
+            self._track(completions)
+            if self._extensions and receipt is not None and command != "DISCONNECT":
+                # A jms client hears of a refused request in its RECEIPT and carries on.
+                self._queue_receipt(receipt, headers=_refusal(frame, error))
+            else:
+                self._fail(frame, error)
+            return
+        except _FrameError as error:
             self._track(completions)
             self._fail(frame, error)
             return
@@ -395,11 +422,10 @@ class _ClientConnection(asyncio.Protocol):
             self._fail(frame, _FrameError(f"internal error: {type(error).__name__}: {error}"))
             return
         self._track(completions)
-        receipt = frame.header("receipt")
         if command == "DISCONNECT":
             self._queue_receipt(receipt, close_after=True)
         elif receipt is not None:
-            self._queue_receipt(receipt)
+            self._queue_receipt(receipt, headers=self._receipt_headers)
 
     def _collecting(self, into: list[Completion]) -> AbstractContextManager[None]:
         store = self._server.store
@@ -579,16 +605,26 @@ class _ClientConnection(asyncio.Protocol):
             return
         self._release_receipts()
 
-    def _queue_receipt(self, receipt: str | None, *, close_after: bool = False) -> None:
-        self._receipts.append((self._registered, receipt, close_after))
+    def _queue_receipt(
+        self,
+        receipt: str | None,
+        *,
+        close_after: bool = False,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        self._receipts.append((self._registered, receipt, close_after, headers))
+        self._server._flush_all()
         self._release_receipts()
 
     def _release_receipts(self) -> None:
         receipts = self._receipts
         while receipts and receipts[0][0] <= self._finished and not self._closing:
-            _, receipt, close_after = receipts.popleft()
+            _, receipt, close_after, headers = receipts.popleft()
             if receipt is not None:
-                self._write(self._conn.send(receipt_frame(receipt)))
+                frame = receipt_frame(receipt)
+                if headers:
+                    frame = Frame("RECEIPT", (*frame.headers, *headers))
+                self._write(self._conn.send(frame))
             if close_after:
                 self._close()
 
@@ -600,6 +636,7 @@ class _ClientConnection(asyncio.Protocol):
         if not self._flush_scheduled:
             self._flush_scheduled = True
             if threading.get_ident() == self._loop_thread:
+                self._server._unflushed.add(self)
                 self._loop.call_soon(self._flush)
                 return
             # A closed loop: the broker takes the delivery back when the connection goes.
@@ -608,6 +645,7 @@ class _ClientConnection(asyncio.Protocol):
 
     def _flush(self) -> None:
         self._flush_scheduled = False
+        self._server._unflushed.discard(self)
         pending, self._pending = self._pending, []
         if not pending or self._broker_id is None or self._closing:
             return
@@ -802,7 +840,8 @@ class _ClientConnection(asyncio.Protocol):
             wall_clock_ms(),
             self._localize_inbound,
         )
-        if message._message_id is None:
+        if message._message_id is None and frame.header("content-type") != JMS_MESSAGE_CONTENT_TYPE:
+            # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
             message._message_id = f"ID:{self._session_id}:{next(self._message_ids)}"
         broker_id = self._broker_id
         assert broker_id is not None
@@ -1149,6 +1188,20 @@ class _ClientConnection(asyncio.Protocol):
                 broker_id, queue, self._broker.last_sequence(queue)
             )
             self._reply(frame, {"purged": purged, "queue": str(queue)})
+        elif command == "create-temporary":
+            kind = frame.header("kind")
+            if kind not in ("queue", "topic"):
+                raise _FrameError(f"header kind:{kind!r} must be queue or topic")
+            is_queue = kind == "queue"
+            temporary = (
+                self._broker.create_temporary_queue(broker_id)
+                if is_queue
+                else self._broker.create_temporary_topic(broker_id)
+            )
+            # Known to this connection by the broker's own name.
+            self._temporaries[(is_queue, temporary.name)] = temporary
+            self._local_names[temporary.name] = temporary.name
+            self._receipt_headers = (("jms-destination", self._name_of(temporary)),)
         elif command == "delete-temporary":
             destination = self._destination(frame.header("target"), "target")
             if not isinstance(destination, TemporaryQueue | TemporaryTopic):
@@ -1160,7 +1213,7 @@ class _ClientConnection(asyncio.Protocol):
         else:
             raise _FrameError(
                 f"unknown admin command {command!r}; the commands are /admin/stats, "
-                "/admin/purge and /admin/delete-temporary",
+                "/admin/purge, /admin/create-temporary and /admin/delete-temporary",
                 InvalidDestinationException,
             )
 
