@@ -9,7 +9,6 @@ import pytest
 from jms.broker import Broker
 from jms.client import ConnectionFactory
 from jms.errors import IllegalStateException, JMSException
-
 from tests.client.test_acknowledgement import *  # noqa: F403
 from tests.client.test_browse_request_select import *  # noqa: F403
 from tests.client.test_context import *  # noqa: F403
