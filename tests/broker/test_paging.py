@@ -112,6 +112,8 @@ def test_a_backlog_beyond_the_window_waits_in_the_store_and_comes_back_in_order(
     assert _texts(received) == [f"m{n}" for n in range(100)]
     assert [d.seq for d in received] == sorted(d.seq for d in received)
     assert _stats(broker) == (0, 0)
+    (stats,) = broker.stats()
+    assert (stats.enqueued, stats.acknowledged) == (100, 100)
     assert store.read_sequences("queue://orders", 1, 10) == []
     broker.close()
 

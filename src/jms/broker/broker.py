@@ -1033,13 +1033,17 @@ class Broker:
                 entry.gate = gate
             self._admit(queue, entry, work)
 
-    def _admit(self, queue: MessageQueue, entry: Entry, work: _Work) -> None:
-        """Take a new, recovered or paged-in entry into ``queue`` (or expire it at once)."""
+    def _admit(
+        self, queue: MessageQueue, entry: Entry, work: _Work, *, arrived: bool = True
+    ) -> None:
+        """Take a new or recovered (``arrived``) or a paged-in entry into ``queue`` (or expire
+        it at once). A paged-in entry was counted as enqueued when it was paged out."""
         if entry.expired(work.now):
-            queue.enqueued += 1
+            if arrived:
+                queue.enqueued += 1
             self._expire(queue, entry, work)
             return
-        self._absorb(work, queue, queue.add(entry, work.now))
+        self._absorb(work, queue, queue.add(entry, work.now, arrived=arrived))
         if entry.expiration or entry.state == EntryState.SCHEDULED:
             work.watch.add(queue)
 
@@ -1374,7 +1378,7 @@ class Broker:
                 found, skipped = queue.take_paged(stored.seq)
                 missing += skipped
                 if found:  # else consumed by a range meanwhile (acknowledge_through)
-                    self._admit(queue, self._entry_from_store(stored), work)
+                    self._admit(queue, self._entry_from_store(stored), work, arrived=False)
             missing += queue.skip_paged_below(request.last_seq + 1)
             if missing:
                 logger.warning(

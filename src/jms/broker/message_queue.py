@@ -163,10 +163,14 @@ class MessageQueue:
 
     # -- entries coming in -------------------------------------------------------------------
 
-    def add(self, entry: Entry, now: int) -> tuple[list[Entry], list[Entry]]:
-        """Take a new, unexpired entry; return (assigned, expired) like ``select``."""
+    def add(
+        self, entry: Entry, now: int, *, arrived: bool = True
+    ) -> tuple[list[Entry], list[Entry]]:
+        """Take a new (``arrived``) or paged-in unexpired entry; return (assigned, expired) like
+        ``select``."""
         self.entries[entry.seq] = entry
-        self.enqueued += 1
+        if arrived:
+            self.enqueued += 1
         if entry.expiration:
             heapq.heappush(self._expiring, (entry.expiration, entry.seq, entry))
         if entry.not_before > now:
