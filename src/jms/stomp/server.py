@@ -37,11 +37,19 @@ from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
-from jms.broker import DEFAULT_BROWSE_PAGE, Broker, ConsumerSpec, Delivery, wall_clock_ms
+from jms.broker import (
+    DEFAULT_BROWSE_PAGE,
+    Broker,
+    ConsumerSpec,
+    Delivery,
+    SubscriptionName,
+    wall_clock_ms,
+)
 from jms.broker.security import Action, Security
 from jms.errors import (
     IllegalStateException,
     InvalidDestinationException,
+    InvalidSelectorException,
     JMSException,
     JMSSecurityException,
 )
@@ -866,7 +874,10 @@ class _ClientConnection(asyncio.Protocol):
         destination = self._destination(text)
         selector = frame.header("selector") or None
         if selector is not None:
-            Selector(selector)  # InvalidSelectorException names the position
+            try:
+                Selector(selector)
+            except InvalidSelectorException as error:
+                raise InvalidSelectorException(f"invalid selector: {error}") from None
         if _flag(frame, "browser"):
             self._browse(frame, subscription_id, destination, selector)
             return
@@ -925,34 +936,60 @@ class _ClientConnection(asyncio.Protocol):
     def _browse(
         self, frame: Frame, subscription_id: str, destination: Destination, selector: str | None
     ) -> None:
-        if not isinstance(destination, Queue):
-            raise _FrameError(f"only queues can be browsed, not {self._name_of(destination)}")
+        source = self._range_source(frame, destination)
         self._authorize(Action.BROWSE, destination)
         start = self._number(frame, "jms-browse-start", 1)
         limit = (
             self._number(frame, "jms-browse-limit", 0) if frame.header("jms-browse-limit") else None
         )
+        end_seq = (
+            self._number(frame, "jms-browse-end", 0)
+            if self._extensions and frame.header("jms-browse-end")
+            else None
+        )
         subscription = _Subscription(subscription_id, destination, "auto", False, None)
         self._subscriptions[subscription_id] = subscription
         task = self._loop.create_task(
-            self._send_browse(subscription, destination, selector, start, limit)
+            self._send_browse(subscription, source, selector, start, end_seq, limit)
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    def _range_source(self, frame: Frame, destination: Destination) -> Queue | SubscriptionName:
+        """What a browse or a range command reads: the queue, or (from a jms client naming
+        ``jms-subscription-name`` and, optionally, ``jms-client-id``) a durable subscription of
+        the topic ``destination``."""
+        name = frame.header("jms-subscription-name") if self._extensions else None
+        if name is not None:
+            if not isinstance(destination, Topic) or isinstance(destination, TemporaryTopic):
+                raise _FrameError(
+                    f"jms-subscription-name:{name!r} names a durable subscription of a topic, "
+                    f"but the destination is {self._name_of(destination)}"
+                )
+            return SubscriptionName(name, frame.header("jms-client-id"))
+        if not isinstance(destination, Queue):
+            raise _FrameError(
+                f"only queues (and, for jms clients, durable subscriptions) can be read without "
+                f"consuming, not {self._name_of(destination)}"
+            )
+        return destination
+
     async def _send_browse(
         self,
         subscription: _Subscription,
-        queue: Queue,
+        source: Queue | SubscriptionName,
         selector: str | None,
         start: int,
+        end_seq: int | None,
         limit: int | None,
     ) -> None:
-        """MESSAGE frames for what ``queue`` holds, page by page as the client reads them, then
-        the ``browser:end`` MESSAGE (with ``jms-next-seq`` when a jms client asked for a page)."""
+        """MESSAGE frames for what ``source`` holds (numbered ``start`` to ``end_seq``), page by
+        page as the client reads them, then the ``browser:end`` MESSAGE (with ``jms-next-seq``
+        when a jms client asked for a page). A jms client hears of a browse the broker refuses
+        in that end frame (``jms-exception``, ``message``); others get ERROR."""
         next_seq: int | None = start
         sent = 0
-        destination_name = self._name_of(queue)
+        destination_name = self._name_of(subscription.destination)
         try:
             while next_seq is not None and (limit is None or sent < limit):
                 broker_id = self._broker_id
@@ -963,7 +1000,7 @@ class _ClientConnection(asyncio.Protocol):
                 )
                 # Browsing may read paged-out messages from the store: off the loop.
                 page = await self._loop.run_in_executor(
-                    None, self._broker.browse, broker_id, queue, selector, next_seq, None, size
+                    None, self._broker.browse, broker_id, source, selector, next_seq, end_seq, size
                 )
                 chunks = []
                 for seq, message in page.messages:
@@ -1001,7 +1038,18 @@ class _ClientConnection(asyncio.Protocol):
             if not self._closing:
                 self._write(self._conn.send(Frame("MESSAGE", tuple(end))))
         except JMSException as error:
-            self._fail(None, error)
+            if not self._extensions:
+                self._fail(None, error)
+            elif not self._closing:
+                refused = (
+                    ("subscription", subscription.id),
+                    ("message-id", "0"),
+                    ("destination", destination_name),
+                    ("browser", "end"),
+                    ("jms-exception", type(error).__name__),
+                    ("message", f"SUBSCRIBE {destination_name}: {error}"),
+                )
+                self._write(self._conn.send(Frame("MESSAGE", refused)))
 
     def _on_unsubscribe(self, frame: Frame) -> None:
         subscription_id = frame.header("id")
@@ -1188,6 +1236,27 @@ class _ClientConnection(asyncio.Protocol):
                 broker_id, queue, self._broker.last_sequence(queue)
             )
             self._reply(frame, {"purged": purged, "queue": str(queue)})
+        elif command == "last-sequence":
+            destination = self._destination(frame.header("target"), "target")
+            if not isinstance(destination, Queue | Topic) or isinstance(
+                destination, TemporaryQueue | TemporaryTopic
+            ):
+                raise _FrameError(
+                    f"only queues and topics have sequence numbers to ask for, not "
+                    f"{self._name_of(destination)}"
+                )
+            self._authorize(Action.BROWSE, destination)
+            last = self._broker.last_sequence(destination)
+            self._receipt_headers = (("jms-last-seq", str(last)),)
+        elif command == "acknowledge-through":
+            destination = self._destination(frame.header("target"), "target")
+            source = self._range_source(frame, destination)
+            self._authorize(Action.RECEIVE, destination)
+            if frame.header("jms-seq") is None:
+                raise _FrameError("/admin/acknowledge-through needs a jms-seq header")
+            seq = self._number(frame, "jms-seq", 0)
+            acknowledged = self._broker.acknowledge_through(broker_id, source, seq)
+            self._receipt_headers = (("jms-acknowledged", str(acknowledged)),)
         elif command == "create-temporary":
             kind = frame.header("kind")
             if kind not in ("queue", "topic"):
@@ -1213,7 +1282,8 @@ class _ClientConnection(asyncio.Protocol):
         else:
             raise _FrameError(
                 f"unknown admin command {command!r}; the commands are /admin/stats, "
-                "/admin/purge, /admin/create-temporary and /admin/delete-temporary",
+                "/admin/purge, /admin/create-temporary, /admin/delete-temporary, "
+                "/admin/last-sequence and /admin/acknowledge-through",
                 InvalidDestinationException,
             )
 

@@ -1,0 +1,596 @@
+"""The STOMP server over real sockets, frame by frame: receipts, errors, acknowledgement modes,
+NACK and dead letters, transactions, prefetch, browsing, durable subscriptions, temporary
+destinations, heart-beats and timeouts, and the JMS mapping seen from an in-process JMS client on
+the same broker."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+
+import pytest
+
+from jms import (
+    BytesMessage,
+    ConnectionFactory,
+    DeliveryMode,
+    MapMessage,
+    Queue,
+    Session,
+    TextMessage,
+)
+from jms.broker import Broker, DestinationPolicy
+from jms.message.codec import decode
+from jms.stomp import Frame, HeartBeatOffer
+from jms.stomp.durability import DeferredStore
+from jms.store import DONE, Completion, MemoryStore, StoreOperation
+from tests.stomp.serving import RawClient, ServedBroker
+
+
+def _depth(broker: Broker, name: str) -> int:
+    return {s.name: s.depth for s in broker.stats()}.get(name, 0)
+
+
+def _acknowledged(broker: Broker, name: str) -> int:
+    return {s.name: s.acknowledged for s in broker.stats()}.get(name, 0)
+
+
+def _messages(client: RawClient, count: int, timeout_s: float = 5.0) -> list[Frame]:
+    frames = [client.read(timeout_s) for _ in range(count)]
+    assert all(f.command == "MESSAGE" for f in frames), frames
+    return frames
+
+
+def _nothing_more(client: RawClient, wait_s: float = 0.2) -> None:
+    with pytest.raises(TimeoutError):
+        client.read(wait_s)
+
+
+def _send(client: RawClient, destination: str, *bodies: str, **headers: str) -> None:
+    for body in bodies:
+        client.send("SEND", {"destination": destination, **headers}, body.encode())
+
+
+# -- connecting, receipts, errors ---------------------------------------------------------------
+
+
+def test_connected_names_the_version_the_server_and_a_session(served: ServedBroker) -> None:
+    with RawClient(served.port) as raw:
+        connected = raw.connect(heart_beat="0,0")
+        assert connected.header("version") == "1.2"
+        assert (connected.header("server") or "").startswith("jms/")
+        assert connected.header("session")
+        assert connected.header("heart-beat") == "10000,10000"
+
+
+def test_every_frame_that_asks_gets_its_receipt_in_order(client: RawClient) -> None:
+    frames = [
+        ("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"}),
+        ("SEND", {"destination": "/queue/a"}),
+        ("BEGIN", {"transaction": "t"}),
+        ("SEND", {"destination": "/queue/a", "transaction": "t"}),
+        ("COMMIT", {"transaction": "t"}),
+        ("BEGIN", {"transaction": "u"}),
+        ("ABORT", {"transaction": "u"}),
+    ]
+    for number, (command, headers) in enumerate(frames):
+        client.send(command, {**headers, "receipt": f"r{number}"})
+    seen = [client.read() for _ in range(len(frames) + 2)]  # + the two MESSAGEs
+    receipts = [f.header("receipt-id") for f in seen if f.command == "RECEIPT"]
+    assert receipts == [f"r{n}" for n in range(len(frames))]
+    messages = [f for f in seen if f.command == "MESSAGE"]
+    client.send("ACK", {"id": messages[0].header("ack") or "", "receipt": "ack"})
+    client.send("NACK", {"id": messages[1].header("ack") or "", "receipt": "nack"})
+    client.send("UNSUBSCRIBE", {"id": "s", "receipt": "unsub"})
+    client.send("DISCONNECT", {"receipt": "bye"})
+    ids = []
+    while True:
+        try:
+            frame = client.read()
+        except EOFError:
+            break
+        if frame.command == "RECEIPT":
+            ids.append(frame.header("receipt-id"))
+    assert ids == ["ack", "nack", "unsub", "bye"]
+
+
+@pytest.mark.parametrize(
+    ("frame", "complaint"),
+    [
+        (Frame("SEND", (("destination", "/nowhere/x"),)), "must be a name after one of"),
+        (Frame("ACK", (("id", "12345"),)), "names no message awaiting acknowledgement"),
+        (Frame("COMMIT", (("transaction", "never"),)), "transaction 'never' was not begun"),
+        (Frame("UNSUBSCRIBE", (("id", "ghost"),)), "no subscription with id 'ghost'"),
+        (
+            Frame("SUBSCRIBE", (("destination", "/queue/a"), ("id", "s"), ("selector", "a = "))),
+            "selector",
+        ),
+        (Frame("SEND", (("destination", "/queue/a"), ("priority", "high"))), "priority"),
+        (Frame("SEND", (("destination", "/queue/a"), ("amq-msg-type", "map"))), "amq-msg-type"),
+        (
+            Frame("SEND", (("destination", "/queue/a"), ("amq-msg-type", "text")), b"\xff\xfe"),
+            "not UTF-8",
+        ),
+    ],
+)
+def test_a_mistake_is_answered_with_error_then_the_connection_closes(
+    client: RawClient, frame: Frame, complaint: str
+) -> None:
+    frame = Frame(frame.command, (*frame.headers, ("receipt", "r")), frame.body)
+    client.write(frame.to_bytes(client._parser.version))
+    error = client.read()
+    assert error.command == "ERROR"
+    assert complaint in (error.header("message") or "")
+    assert error.header("receipt-id") == "r"
+    assert client.closed_by_server()
+
+
+def test_a_frame_before_connect_is_an_error(served: ServedBroker) -> None:
+    with RawClient(served.port) as raw:
+        raw.send("SEND", {"destination": "/queue/a"}, b"x")
+        error = raw.read()
+        assert error.command == "ERROR" and "must be CONNECT or STOMP" in (
+            error.header("message") or ""
+        )
+        assert raw.closed_by_server()
+
+
+def test_a_client_that_never_connects_is_closed(broker: Broker) -> None:
+    with ServedBroker(broker, connect_timeout_s=0.2) as served, RawClient(served.port) as raw:
+        error = raw.read(2)
+        assert error.command == "ERROR" and "no CONNECT within 0.2 s" in (
+            error.header("message") or ""
+        )
+        assert raw.closed_by_server()
+
+
+# -- heart-beats --------------------------------------------------------------------------------
+
+
+def test_the_server_sends_the_heart_beats_it_promised(broker: Broker) -> None:
+    with (
+        ServedBroker(broker, heart_beat=HeartBeatOffer(100, 100)) as served,
+        RawClient(served.port) as raw,
+    ):
+        connected = raw.connect(heart_beat="0,100")
+        assert connected.header("heart-beat") == "100,100"
+        _nothing_more(raw, 0.6)
+        assert raw.heart_beats >= 3
+
+
+def test_a_client_silent_past_its_heart_beat_promise_is_disconnected(broker: Broker) -> None:
+    with (
+        ServedBroker(broker, heart_beat=HeartBeatOffer(100, 100)) as served,
+        RawClient(served.port) as raw,
+    ):
+        raw.connect(heart_beat="100,0")
+        began = time.monotonic()
+        error = raw.read(3)
+        assert error.command == "ERROR"
+        assert "promised heart-beats every 100 ms" in (error.header("message") or "")
+        assert time.monotonic() - began < 1.5
+        assert raw.closed_by_server()
+
+
+def test_a_client_that_keeps_beating_stays_connected(broker: Broker) -> None:
+    with (
+        ServedBroker(broker, heart_beat=HeartBeatOffer(100, 100)) as served,
+        RawClient(served.port) as raw,
+    ):
+        raw.connect(heart_beat="100,0")
+        for _ in range(8):
+            raw.write(b"\n")
+            time.sleep(0.05)
+        raw.send("SEND", {"destination": "/queue/a", "receipt": "alive"}, b"x")
+        assert raw.read().header("receipt-id") == "alive"
+
+
+# -- acknowledgement ----------------------------------------------------------------------------
+
+
+def test_auto_acknowledges_what_was_written(client: RawClient, broker: Broker) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s"})
+    _send(client, "/queue/a", "1", "2", receipt="sent")
+    frames = [client.read() for _ in range(3)]
+    assert sorted(f.command for f in frames) == ["MESSAGE", "MESSAGE", "RECEIPT"]
+    client.send("DISCONNECT", {"receipt": "bye"})
+    client.closed_by_server()
+    assert _depth(broker, "queue://a") == 0 and _acknowledged(broker, "queue://a") == 2
+
+
+def test_client_acknowledgement_is_cumulative(client: RawClient, broker: Broker) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+    _send(client, "/queue/a", "1", "2", "3")
+    messages = _messages(client, 3)
+    client.send("ACK", {"id": messages[1].header("ack") or "", "receipt": "acked"})
+    assert client.read().header("receipt-id") == "acked"
+    assert _acknowledged(broker, "queue://a") == 2 and _depth(broker, "queue://a") == 1
+
+
+def test_client_individual_acknowledges_one_message(client: RawClient, broker: Broker) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    _send(client, "/queue/a", "1", "2", "3")
+    messages = _messages(client, 3)
+    client.send("ACK", {"id": messages[1].header("ack") or "", "receipt": "acked"})
+    assert client.read().header("receipt-id") == "acked"
+    assert _acknowledged(broker, "queue://a") == 1 and _depth(broker, "queue://a") == 2
+
+
+def test_unacknowledged_messages_come_back_when_the_client_goes(
+    served: ServedBroker, broker: Broker
+) -> None:
+    with RawClient(served.port) as first:
+        first.connect()
+        first.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+        _send(first, "/queue/a", "1")
+        _messages(first, 1)
+    with RawClient(served.port) as second:
+        second.connect()
+        second.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+        (again,) = _messages(second, 1)
+        assert again.body == b"1" and again.header("redelivered") == "true"
+
+
+def test_nack_redelivers_and_counts_toward_the_dead_letter_limit(
+    client: RawClient, broker: Broker
+) -> None:
+    broker.set_policy("queue://a", DestinationPolicy(max_deliveries=3))
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    _send(client, "/queue/a", "poison")
+    seen = []
+    for _ in range(3):
+        (message,) = _messages(client, 1)
+        seen.append((message.header("redelivered"), message.header("JMSXDeliveryCount")))
+        client.send("NACK", {"id": message.header("ack") or ""})
+    _nothing_more(client)
+    assert seen == [(None, "1"), ("true", "2"), ("true", "3")]
+    client.send("SUBSCRIBE", {"destination": "/queue/DLQ.a", "id": "dlq"})
+    (dead,) = _messages(client, 1)
+    assert dead.body == b"poison"
+    assert dead.header("JMS_jms_OriginalDestination") == "queue://a"
+    assert "max_deliveries 3" in (dead.header("JMS_jms_DeadLetterReason") or "")
+
+
+def test_prefetch_size_bounds_unacknowledged_deliveries(client: RawClient) -> None:
+    client.send(
+        "SUBSCRIBE",
+        {
+            "destination": "/queue/a",
+            "id": "s",
+            "ack": "client-individual",
+            "activemq.prefetchSize": "2",
+        },
+    )
+    _send(client, "/queue/a", *"12345")
+    first = _messages(client, 2)
+    _nothing_more(client)
+    client.send("ACK", {"id": first[0].header("ack") or ""})
+    (third,) = _messages(client, 1)
+    assert third.body == b"3"
+    _nothing_more(client)
+
+
+# -- transactions -------------------------------------------------------------------------------
+
+
+def test_sends_in_a_transaction_appear_at_commit_and_vanish_at_abort(
+    client: RawClient, broker: Broker
+) -> None:
+    client.send("BEGIN", {"transaction": "t"})
+    _send(client, "/queue/a", "kept", transaction="t")
+    client.send("BEGIN", {"transaction": "u"})
+    _send(client, "/queue/a", "dropped", transaction="u", receipt="sent")
+    assert client.read().header("receipt-id") == "sent"
+    assert _depth(broker, "queue://a") == 0
+    client.send("COMMIT", {"transaction": "t"})
+    client.send("ABORT", {"transaction": "u", "receipt": "done"})
+    assert client.read().header("receipt-id") == "done"
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s"})
+    (message,) = _messages(client, 1)
+    assert message.body == b"kept"
+    _nothing_more(client)
+
+
+def test_acks_in_an_aborted_transaction_are_redelivered(client: RawClient, broker: Broker) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    _send(client, "/queue/a", "1")
+    (message,) = _messages(client, 1)
+    client.send("BEGIN", {"transaction": "t"})
+    client.send("ACK", {"id": message.header("ack") or "", "transaction": "t"})
+    client.send("ABORT", {"transaction": "t"})
+    (again,) = _messages(client, 1)
+    assert again.header("redelivered") == "true"
+    client.send("BEGIN", {"transaction": "u"})
+    client.send("ACK", {"id": again.header("ack") or "", "transaction": "u"})
+    client.send("COMMIT", {"transaction": "u", "receipt": "c"})
+    assert client.read().header("receipt-id") == "c"
+    assert _depth(broker, "queue://a") == 0
+
+
+def test_a_nack_in_a_transaction_redelivers_after_the_commit(client: RawClient) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    _send(client, "/queue/a", "1")
+    (message,) = _messages(client, 1)
+    client.send("BEGIN", {"transaction": "t"})
+    client.send("NACK", {"id": message.header("ack") or "", "transaction": "t"})
+    _nothing_more(client)
+    client.send("COMMIT", {"transaction": "t"})
+    (again,) = _messages(client, 1)
+    assert again.body == b"1" and again.header("redelivered") == "true"
+
+
+# -- browsing, durable subscriptions, temporary destinations -----------------------------------
+
+
+def test_a_browser_sees_the_queue_then_browser_end(client: RawClient, broker: Broker) -> None:
+    _send(client, "/queue/a", "1", "2", persistent="true", colour="red")
+    _send(client, "/queue/a", "3", colour="blue")
+    client.send(
+        "SUBSCRIBE",
+        {"destination": "/queue/a", "id": "b", "browser": "true", "selector": "colour = 'red'"},
+    )
+    first, second, end = client.read(), client.read(), client.read()
+    assert (first.body, second.body) == (b"1", b"2")
+    assert end.header("browser") == "end" and end.header("subscription") == "b"
+    assert _depth(broker, "queue://a") == 3
+
+
+@pytest.mark.parametrize("header", ["activemq.subscriptionName", "durable-subscription-name"])
+def test_a_durable_subscription_keeps_messages_while_its_client_is_away(
+    served: ServedBroker, header: str
+) -> None:
+    def subscribe(raw: RawClient) -> None:
+        raw.connect(client_id="reader")
+        raw.send("SUBSCRIBE", {"destination": "/topic/news", "id": "d", header: "feed"})
+
+    with RawClient(served.port) as reader:
+        subscribe(reader)
+        _send(reader, "/topic/news", "while here", receipt="r")
+        frames = [reader.read(), reader.read()]
+        assert sorted(f.command for f in frames) == ["MESSAGE", "RECEIPT"]
+    with RawClient(served.port) as publisher:
+        publisher.connect()
+        _send(publisher, "/topic/news", "while away", receipt="r")
+        assert publisher.read().header("receipt-id") == "r"
+    with RawClient(served.port) as reader:
+        subscribe(reader)
+        (message,) = _messages(reader, 1)
+        assert message.body == b"while away"
+        reader.send("UNSUBSCRIBE", {"id": "d", header: "feed", "receipt": "gone"})
+        assert reader.read().header("receipt-id") == "gone"
+    with RawClient(served.port) as publisher:
+        publisher.connect()
+        _send(publisher, "/topic/news", "nobody listens", receipt="r")
+        publisher.read()
+    with RawClient(served.port) as reader:
+        subscribe(reader)
+        _nothing_more(reader)
+
+
+def test_a_durable_subscription_needs_a_client_id(client: RawClient) -> None:
+    client.send(
+        "SUBSCRIBE",
+        {"destination": "/topic/news", "id": "d", "activemq.subscriptionName": "feed"},
+    )
+    error = client.read()
+    assert error.command == "ERROR" and "needs a client ID" in (error.header("message") or "")
+
+
+def test_replies_reach_a_temporary_queue_through_reply_to(
+    served: ServedBroker, client: RawClient
+) -> None:
+    client.send("SUBSCRIBE", {"destination": "/temp-queue/replies", "id": "r"})
+    _send(client, "/queue/requests", "question", **{"reply-to": "/temp-queue/replies"})
+    with RawClient(served.port) as server_side:
+        server_side.connect()
+        server_side.send("SUBSCRIBE", {"destination": "/queue/requests", "id": "q"})
+        (request,) = _messages(server_side, 1)
+        reply_to = request.header("reply-to") or ""
+        assert reply_to.startswith("/remote-temp-queue/")
+        _send(server_side, reply_to, "answer")
+        (reply,) = _messages(client, 1)
+        assert reply.body == b"answer"
+        assert reply.header("destination") == "/temp-queue/replies"
+
+
+# -- the JMS mapping, seen from a JMS client on the same broker ---------------------------------
+
+
+def test_send_headers_become_jms_headers_and_properties(client: RawClient, memory_url: str) -> None:
+    expires = int(time.time() * 1000) + 60_000
+    client.send(
+        "SEND",
+        {
+            "amq-msg-type": "text",
+            "destination": "/queue/a",
+            "persistent": "true",
+            "priority": "7",
+            "expires": str(expires),
+            "correlation-id": "c-1",
+            "reply-to": "/queue/replies",
+            "type": "order",
+            "JMSXGroupID": "g",
+            "JMSXGroupSeq": "2",
+            "colour": "red",
+            "content-type": "text/plain",
+            "receipt": "r",
+        },
+        b"text",
+    )
+    client.read()
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        connection.start()
+        received = connection.create_session().create_consumer(Queue("a")).receive(1000)
+    assert isinstance(received, TextMessage) and received.get_text() == "text"
+    assert received.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
+    assert received.get_jms_priority() == 7
+    assert received.get_jms_expiration() == expires
+    assert received.get_jms_correlation_id() == "c-1"
+    assert received.get_jms_reply_to() == Queue("replies")
+    assert received.get_jms_type() == "order"
+    assert received.get_string_property("JMSXGroupID") == "g"
+    assert received.get_object_property("JMSXGroupSeq") == 2
+    assert received.get_string_property("colour") == "red"
+    assert received.get_string_property("JMS_jms_STOMP_content_2d_type") == "text/plain"
+    assert (received.get_jms_message_id() or "").startswith("ID:")
+    assert received.get_jms_timestamp() > 0
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "kind"),
+    [
+        ({}, b"text", TextMessage),
+        ({"content-length": "5"}, b"bytes", BytesMessage),
+        ({"content-length": "4", "amq-msg-type": "text"}, b"text", TextMessage),
+        ({"amq-msg-type": "bytes"}, b"byte", BytesMessage),
+    ],
+)
+def test_text_or_bytes_by_content_length_and_amq_msg_type(
+    client: RawClient, memory_url: str, headers: dict[str, str], body: bytes, kind: type
+) -> None:
+    head = "".join(f"{name}:{value}\n" for name, value in headers.items())
+    client.write(f"SEND\ndestination:/queue/a\nreceipt:r\n{head}\n".encode() + body + b"\0")
+    assert client.read().command == "RECEIPT"
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        connection.start()
+        received = connection.create_session().create_consumer(Queue("a")).receive(1000)
+    assert type(received) is kind
+    assert received.get_body(str if kind is TextMessage else bytes) == (
+        body.decode() if kind is TextMessage else body
+    )
+
+
+def test_jms_headers_and_properties_become_message_headers(
+    client: RawClient, memory_url: str
+) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s"})
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        session = connection.create_session()
+        producer = session.create_producer(Queue("a"))
+        producer.set_priority(6)
+        text = TextMessage("héllo")
+        text.set_jms_correlation_id("c-9")
+        text.set_jms_type("greeting")
+        text.set_jms_reply_to(Queue("replies"))
+        text.set_int_property("weight", 3000)
+        text.set_boolean_property("urgent", True)
+        text.set_string_property("type", "a property named like a header")
+        producer.send(text, time_to_live=60_000)
+        data = BytesMessage()
+        data.write_bytes(b"\x00\x01")
+        producer.send(data, delivery_mode=DeliveryMode.NON_PERSISTENT)
+    first, second = _messages(client, 2)
+    assert first.body == "héllo".encode()
+    assert first.header("amq-msg-type") == "text"
+    assert first.header("persistent") == "true"
+    assert first.header("priority") == "6"
+    assert int(first.header("expires") or 0) > time.time() * 1000
+    assert first.header("correlation-id") == "c-9"
+    assert first.header("type") == "greeting"
+    assert first.header("reply-to") == "/queue/replies"
+    assert first.header("weight") == "3000" and first.header("urgent") == "true"
+    assert first.header("jms-property-type") == "a property named like a header"
+    assert (first.header("message-id") or "").startswith("ID:")
+    assert second.body == b"\x00\x01" and second.header("amq-msg-type") == "bytes"
+    assert second.header("persistent") is None
+
+
+def test_other_bodies_travel_in_the_jms_codec(client: RawClient, memory_url: str) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s"})
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        map_message = MapMessage()
+        map_message.set_int("count", 3)
+        connection.create_session().create_producer(Queue("a")).send(map_message)
+    (frame,) = _messages(client, 1)
+    assert frame.header("content-type") == "application/x-jms-message"
+    decoded = decode(frame.body)
+    assert isinstance(decoded, MapMessage) and decoded.get_int("count") == 3
+
+
+# -- durability and the event loop --------------------------------------------------------------
+
+
+class _GatedStore(MemoryStore):
+    """A memory store whose batches only count as durable once ``release()`` is called."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def submit(self, batch: Sequence[StoreOperation]) -> Completion:
+        applied = super().submit(batch)
+        return _GatedCompletion(applied, self.gate) if batch else DONE
+
+
+class _GatedCompletion(Completion):
+    def __init__(self, applied: Completion, gate: threading.Event) -> None:
+        self._applied = applied
+        self._gate = gate
+
+    def wait(self) -> None:
+        self._gate.wait(10)
+        self._applied.wait()
+
+    def done(self) -> bool:
+        return self._gate.is_set()
+
+
+def test_a_receipt_waits_for_durability_without_stalling_other_clients() -> None:
+    gated = _GatedStore()
+    store = DeferredStore(gated)
+    broker = Broker(store, name="gated")
+    try:
+        with ServedBroker(broker, store=store) as served, RawClient(served.port) as producer:
+            producer.connect()
+            producer.send(
+                "SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x"
+            )
+            _nothing_more(producer, 0.3)
+            with RawClient(served.port) as other:  # the loop is free meanwhile
+                assert other.connect().command == "CONNECTED"
+            gated.gate.set()
+            assert producer.read().header("receipt-id") == "p"
+    finally:
+        gated.gate.set()
+        broker.close()
+
+
+# -- admin and stats ----------------------------------------------------------------------------
+
+
+def test_admin_stats_and_purge_answer_through_reply_to(client: RawClient, broker: Broker) -> None:
+    _send(client, "/queue/a", "1", "2", "3")
+    client.send("SUBSCRIBE", {"destination": "/temp-queue/admin", "id": "admin"})
+    client.send(
+        "SEND",
+        {"destination": "/admin/stats", "reply-to": "/temp-queue/admin", "correlation-id": "q1"},
+    )
+    (answer,) = _messages(client, 1)
+    assert answer.header("correlation-id") == "q1"
+    rows = {row["name"]: row for row in json.loads(answer.body)["destinations"]}
+    assert rows["queue://a"]["depth"] == 3
+    client.send(
+        "SEND",
+        {"destination": "/admin/purge", "target": "/queue/a", "reply-to": "/temp-queue/admin"},
+    )
+    (purged,) = _messages(client, 1)
+    assert json.loads(purged.body) == {"purged": 3, "queue": "queue://a"}
+    assert _depth(broker, "queue://a") == 0
+
+
+def test_the_jms_client_api_works_over_the_server(served: ServedBroker) -> None:
+    factory = ConnectionFactory(served.url)
+    with factory.create_connection() as connection:
+        connection.start()
+        session = connection.create_session(Session.SESSION_TRANSACTED)
+        consumer = session.create_consumer(Queue("a"))
+        producer = session.create_producer(Queue("a"))
+        stream = MapMessage()
+        stream.set_double("price", 2.5)
+        producer.send(stream)
+        session.commit()
+        received = consumer.receive(2000)
+        session.commit()
+    assert isinstance(received, MapMessage) and received.get_double("price") == 2.5
