@@ -1,6 +1,7 @@
 """The JMS client API: ``ConnectionFactory``, ``Connection``, ``Session``, ``MessageProducer``,
 ``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
-and the ``Requestor`` helper for request/reply.
+the ``Requestor`` helper for request/reply, and ``SequenceReader`` (reading a queue or durable
+subscription by sequence number range, with a cursor commit) for offset-based readers.
 
 One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
 ``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
@@ -15,8 +16,9 @@ from jms.client.factory import ConnectionFactory
 from jms.client.options import ClientOptions
 from jms.client.producer import MessageProducer
 from jms.client.requestor import Requestor
+from jms.client.sequence_reader import SequenceReader
 from jms.client.session import Session
-from jms.client.transport import Transport
+from jms.client.transport import RangeSource, TopicSubscription, Transport
 
 __all__ = [
     "ClientOptions",
@@ -31,7 +33,10 @@ __all__ = [
     "MessageListener",
     "MessageProducer",
     "QueueBrowser",
+    "RangeSource",
     "Requestor",
+    "SequenceReader",
     "Session",
+    "TopicSubscription",
     "Transport",
 ]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from jms.broker import Broker, BrowsePage, ConsumerSpec, DeliverySink
-from jms.client.transport import Transport
+from jms.broker import Broker, BrowsePage, ConsumerSpec, DeliverySink, SubscriptionName
+from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import JMSException
-from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic
+from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
 __all__ = ["InProcessTransport"]
 
@@ -77,6 +77,30 @@ class InProcessTransport(Transport):
     def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
         return self._broker.browse(self._id, queue, selector, start_seq, None, limit)
 
+    def browse_range(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> BrowsePage:
+        return self._broker.browse(
+            self._id, _broker_source(source), selector, start_seq, end_seq, limit
+        )
+
+    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
+        return self._broker.acknowledge_through(self._id, _broker_source(source), seq)
+
+    def last_sequence(self, destination: Queue | Topic) -> int:
+        return self._broker.last_sequence(destination)
+
     def close(self) -> None:
         if not self._broker.closed:
             self._broker.disconnect(self._id)
+
+
+def _broker_source(source: RangeSource) -> Queue | SubscriptionName:
+    if isinstance(source, TopicSubscription):
+        return SubscriptionName(source.name, source.client_id)
+    return source

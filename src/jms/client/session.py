@@ -27,6 +27,8 @@ from jms.broker import ConsumerSpec, Delivery, wall_clock_ms
 from jms.client.browser import QueueBrowser
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import MessageProducer
+from jms.client.sequence_reader import SequenceReader
+from jms.client.transport import RangeSource
 from jms.errors import IllegalStateException, JMSException
 from jms.message import (
     BytesMessage,
@@ -188,6 +190,15 @@ class Session:
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
         self._check_open()
         return QueueBrowser(self, queue, message_selector)
+
+    def create_sequence_reader(
+        self, source: RangeSource, message_selector: str | None = None
+    ) -> SequenceReader:
+        """A provider extension: a reader of ``source`` (a queue, or a ``TopicSubscription``
+        naming a durable subscription) by sequence number range, which consumes only when told
+        to (``acknowledge_through``); see ``jms.client.sequence_reader``."""
+        self._check_open()
+        return SequenceReader(self, source, message_selector)
 
     def _consumer(
         self,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from jms.broker import BrowsePage, ConsumerSpec, Delivery, DeliverySink, wall_clock_ms
-from jms.client.transport import Transport
+from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import InvalidDestinationException, JMSException
 from jms.message import (
     DeliveryMode,
@@ -37,7 +37,7 @@ from jms.message import (
     Topic,
 )
 from jms.message.codec import decode, encode
-from jms.stomp.client import StompClient
+from jms.stomp.client import StompClient, error_from_frame
 from jms.stomp.frames import Frame
 from jms.stomp.mapping import (
     JMS_MESSAGE_CONTENT_TYPE,
@@ -79,13 +79,14 @@ class _Subscription:
 
 
 class _Browse:
-    __slots__ = ("done", "messages", "next_seq", "start")
+    __slots__ = ("done", "error", "messages", "next_seq", "start")
 
     def __init__(self, start: int) -> None:
         self.start = start
         self.done = threading.Event()
         self.messages: list[tuple[int, Message]] = []
         self.next_seq: int | None = None
+        self.error: Exception | None = None  # a jms broker refused the browse
 
 
 class StompTransport(Transport):
@@ -442,6 +443,11 @@ class StompTransport(Transport):
             headers += [("jms-browse-start", str(start_seq)), ("jms-browse-limit", str(limit))]
         elif start_seq != 1:
             return BrowsePage((), None)  # another broker sent everything in the first page
+        return self._browse(stomp_id, headers, start_seq, str(queue))
+
+    def _browse(
+        self, stomp_id: str, headers: list[tuple[str, str]], start_seq: int, what: str
+    ) -> BrowsePage:
         browse = _Browse(start_seq)
         self._browses[stomp_id] = browse
         try:
@@ -449,14 +455,20 @@ class StompTransport(Transport):
             browse.done.wait()
             lost = self._client.lost
             if lost is not None:
-                raise JMSException(f"browsing {queue} failed: {lost.reason}")
+                raise JMSException(f"browsing {what} failed: {lost.reason}")
             self._client.send(Frame("UNSUBSCRIBE", (("id", stomp_id),)))
+            if browse.error is not None:
+                raise browse.error
         finally:
             self._browses.pop(stomp_id, None)
         return BrowsePage(tuple(browse.messages), browse.next_seq)
 
     def _browsed(self, browse: _Browse, frame: Frame) -> None:
         if frame.header("browser") == "end":
+            if frame.header("jms-exception") is not None:
+                browse.error = error_from_frame(
+                    Frame("RECEIPT", frame.headers), self._url
+                )  # the refusal's class and message, as a refusing RECEIPT carries them
             next_seq = frame.header("jms-next-seq")
             browse.next_seq = int(next_seq) if next_seq and next_seq.isdigit() else None
             browse.done.set()
@@ -469,6 +481,75 @@ class StompTransport(Transport):
         )
         browse.messages.append((seq, self._message(frame)))
 
+    # -- range reads (jms brokers only; docs/stomp.md, "Range reads") ---------------------------
+
+    def browse_range(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> BrowsePage:
+        self._require_extensions(f"reading {source} by sequence number")
+        if end_seq is not None and end_seq < start_seq:
+            return BrowsePage((), None)
+        stomp_id = f"browse-{next(self._ids)}"
+        headers = [
+            ("destination", self._name_of(_destination_of(source))),
+            ("id", stomp_id),
+            ("browser", "true"),
+            ("jms-browse-start", str(start_seq)),
+            ("jms-browse-limit", str(limit)),
+            *_subscription_headers(source),
+        ]
+        if end_seq is not None:
+            headers.append(("jms-browse-end", str(end_seq)))
+        if selector:
+            headers.append(("selector", selector))
+        return self._browse(stomp_id, headers, start_seq, str(source))
+
+    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
+        self._require_extensions(f"acknowledging {source} through a sequence number")
+        return self._admin_request(
+            "acknowledge-through",
+            (
+                ("target", self._name_of(_destination_of(source))),
+                ("jms-seq", str(seq)),
+                *_subscription_headers(source),
+            ),
+            "jms-acknowledged",
+        )
+
+    def last_sequence(self, destination: Queue | Topic) -> int:
+        self._require_extensions(f"asking for the last sequence number of {destination}")
+        return self._admin_request(
+            "last-sequence", (("target", self._name_of(destination)),), "jms-last-seq"
+        )
+
+    def _require_extensions(self, what: str) -> None:
+        if not self._extended:
+            raise JMSException(
+                f"{what} needs a jms broker: {self._url} did not answer CONNECT's "
+                "jms-extensions:1 (another STOMP broker has no sequence numbers)"
+            )
+
+    def _admin_request(
+        self, command: str, headers: tuple[tuple[str, str], ...], answer_header: str
+    ) -> int:
+        """Send ``/admin/<command>`` and return the number its RECEIPT carries in
+        ``answer_header`` (the RECEIPT comes once what the command did is durable)."""
+        receipt = self._client.request(
+            Frame("SEND", (("destination", f"/admin/{command}"), *headers))
+        )
+        value = receipt.header(answer_header)
+        if value is None or not value.isascii() or not value.isdigit():
+            raise JMSException(
+                f"{self._url} answered /admin/{command} with {answer_header}:{value!r}; "
+                "expected a whole number"
+            )
+        return int(value)
+
     # -- closing -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -480,3 +561,17 @@ class StompTransport(Transport):
     def __repr__(self) -> str:
         state = "closed" if self._closed else "lost" if self._client.lost else "open"
         return f"<StompTransport {self._url} {state}>"
+
+
+def _destination_of(source: RangeSource) -> Queue | Topic:
+    return source.topic if isinstance(source, TopicSubscription) else source
+
+
+def _subscription_headers(source: RangeSource) -> tuple[tuple[str, str], ...]:
+    """The headers naming a durable subscription in a range read (none for a queue)."""
+    if not isinstance(source, TopicSubscription):
+        return ()
+    headers = [("jms-subscription-name", source.name)]
+    if source.client_id is not None:
+        headers.append(("jms-client-id", source.client_id))
+    return tuple(headers)

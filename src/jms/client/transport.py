@@ -14,7 +14,9 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
 - errors as ``jms.errors`` exceptions.
 
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
-far" is the session's bookkeeping. A transport never decides acknowledgement modes, never
+far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
+subscription by sequence number (``browse_range``, ``last_sequence``) and consume everything up to
+a number at once (``acknowledge_through``, a cursor commit). A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
 
@@ -22,11 +24,30 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from jms.broker import BrowsePage, ConsumerSpec, DeliverySink
-from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic
+from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
-__all__ = ["Transport"]
+__all__ = ["RangeSource", "TopicSubscription", "Transport"]
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSubscription:
+    """A durable subscription of ``topic``, by its name and the client ID it was created with
+    (None for a shared one created without a client ID), as a range reader names it."""
+
+    topic: Topic
+    name: str
+    client_id: str | None = None
+
+    def __str__(self) -> str:
+        client = f"client ID {self.client_id!r}" if self.client_id is not None else "no client ID"
+        return f"durable subscription {self.name!r} ({client}) of {self.topic}"
+
+
+#: What a range reader reads: a queue, or a durable subscription of a topic.
+RangeSource = Queue | TopicSubscription
 
 
 class Transport(ABC):
@@ -92,6 +113,27 @@ class Transport(ABC):
     @abstractmethod
     def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
         """A page of the messages ``queue`` holds, from sequence number ``start_seq`` on."""
+
+    @abstractmethod
+    def browse_range(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> BrowsePage:
+        """A page of the messages ``source`` holds with ``start_seq <= seq <= end_seq`` (no upper
+        bound when ``end_seq`` is None), in sequence order, nothing consumed."""
+
+    @abstractmethod
+    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
+        """Consume every message of ``source`` numbered up to ``seq`` that is not in flight to a
+        consumer (a range reader's cursor commit); return how many were consumed."""
+
+    @abstractmethod
+    def last_sequence(self, destination: Queue | Topic) -> int:
+        """The number of the last message sent to ``destination`` (0 if none yet)."""
 
     @abstractmethod
     def close(self) -> None:

@@ -1,0 +1,129 @@
+"""``SequenceReader``: reads a queue or a durable subscription by sequence number and commits a
+cursor — the provider extension that offset-based readers such as the Spark source are built on.
+
+Every message sent to a destination gets the next number of that destination (a durable
+subscription's messages keep their topic's numbers); numbers only grow, across broker restarts
+too. ``read(start_seq, end_seq)`` pages through the messages present in that range, oldest first,
+without consuming any, so the same range can be read again (by another process as well);
+``acknowledge_through(seq)`` consumes everything up to ``seq`` at once. ``last_sequence()`` is the
+number of the last message sent so far, ``first_sequence()`` the lowest one still present.
+Messages read are read-only copies, as a browser's. The reader never consumes anything except in
+``acknowledge_through``, and never holds a client ID (a durable subscription is named, not joined).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from jms.broker import DEFAULT_BROWSE_PAGE
+from jms.client.transport import RangeSource, TopicSubscription
+from jms.errors import IllegalStateException, InvalidDestinationException
+from jms.message import Message, ObjectMessage, Queue, TemporaryQueue
+from jms.selector import Selector
+
+if TYPE_CHECKING:
+    from jms.client.session import Session
+
+__all__ = ["SequenceReader"]
+
+
+class SequenceReader:
+    """A range reader of one queue or durable subscription, optionally filtered by a selector
+    (evaluated by the broker). Created by ``Session.create_sequence_reader``."""
+
+    def __init__(self, session: Session, source: RangeSource, message_selector: str | None) -> None:
+        if isinstance(source, TemporaryQueue) or not isinstance(source, Queue | TopicSubscription):
+            raise InvalidDestinationException(
+                "a sequence reader reads a queue or a TopicSubscription (a durable subscription), "
+                f"not {source!r}"
+            )
+        Selector(message_selector)  # a bad selector fails here, when it is presented
+        self._session = session
+        self._source = source
+        self._selector = message_selector or None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<SequenceReader of {self._source}>"
+
+    def __enter__(self) -> SequenceReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def get_source(self) -> RangeSource:
+        self._check_open()
+        return self._source
+
+    def get_message_selector(self) -> str | None:
+        self._check_open()
+        return self._selector
+
+    def last_sequence(self) -> int:
+        """The number of the last message sent to the queue (the topic, for a subscription) so
+        far; 0 before the first."""
+        self._check_open()
+        destination = (
+            self._source.topic if isinstance(self._source, TopicSubscription) else self._source
+        )
+        return self._session._transport.last_sequence(destination)
+
+    def first_sequence(self) -> int | None:
+        """The lowest number of a message present now (matching the selector), or None when
+        there is none."""
+        self._check_open()
+        for page in self._pages(1, None, 1):
+            return page[0][0]
+        return None
+
+    def read(
+        self, start_seq: int, end_seq: int | None = None, page_size: int = DEFAULT_BROWSE_PAGE
+    ) -> Iterator[list[tuple[int, Message]]]:
+        """The messages present with ``start_seq <= seq <= end_seq`` (to the end when
+        ``end_seq`` is None) as ``(seq, message)`` lists of at most ``page_size``, in sequence
+        order, fetched one page at a time. Nothing is consumed."""
+        self._check_open()
+        for name, value in (("start_seq", start_seq), ("page_size", page_size)):
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be an int of at least 1; got {value!r}")
+        if end_seq is not None and type(end_seq) is not int:
+            raise ValueError(f"end_seq must be an int or None; got {end_seq!r}")
+        return self._pages(start_seq, end_seq, page_size)
+
+    def acknowledge_through(self, seq: int) -> int:
+        """Consume every message numbered up to ``seq`` (those not in flight to a consumer);
+        return how many were consumed. Repeating it is harmless."""
+        self._check_open()
+        if type(seq) is not int or seq < 0:
+            raise ValueError(f"seq must be an int of at least 0; got {seq!r}")
+        if seq == 0:
+            return 0
+        return self._session._transport.acknowledge_through(self._source, seq)
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _pages(
+        self, start_seq: int, end_seq: int | None, limit: int
+    ) -> Iterator[list[tuple[int, Message]]]:
+        allowed = self._session._options.allowed_classes
+        start: int | None = start_seq
+        while start is not None and (end_seq is None or start <= end_seq):
+            self._check_open()
+            page = self._session._transport.browse_range(
+                self._source, self._selector, start, end_seq, limit
+            )
+            for _, message in page.messages:
+                message._mark_received(None)
+                if allowed and isinstance(message, ObjectMessage):
+                    message.set_allowed_classes(allowed)
+            if page.messages:
+                yield list(page.messages)
+            start = page.next_seq
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException(f"this SequenceReader of {self._source} is closed")
+        self._session._check_open()

@@ -1,0 +1,122 @@
+"""``SequenceReader``: range reads of a queue or durable subscription by sequence number, which
+consume nothing, and the cursor commit ``acknowledge_through`` (run over STOMP too, by
+tests/client_over_stomp)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jms.client import ConnectionFactory, Session, TopicSubscription
+from jms.errors import IllegalStateException, InvalidDestinationException, InvalidSelectorException
+from jms.message import Queue, TextMessage, Topic
+
+
+def _send(session: Session, destination: Queue | Topic, count: int, start: int = 0) -> None:
+    producer = session.create_producer(destination)
+    for number in range(start, start + count):
+        message = session.create_text_message(f"m{number}")
+        message.set_int_property("n", number)
+        producer.send(message)
+
+
+def _texts(pages: object) -> list[str]:
+    return [message.get_text() for page in pages for _, message in page]  # type: ignore[attr-defined]
+
+
+def test_a_range_read_returns_the_numbered_messages_in_pages_and_consumes_nothing(
+    session: Session,
+) -> None:
+    queue = session.create_queue("ranges")
+    _send(session, queue, 10)
+    reader = session.create_sequence_reader(queue)
+    assert reader.last_sequence() == 10
+    assert reader.first_sequence() == 1
+    pages = list(reader.read(3, 8, page_size=4))
+    assert [[seq for seq, _ in page] for page in pages] == [[3, 4, 5, 6], [7, 8]]
+    assert _texts(pages) == ["m2", "m3", "m4", "m5", "m6", "m7"]
+    assert all(isinstance(m, TextMessage) for page in pages for _, m in page)
+    # Nothing was consumed: the same range reads the same, and a browser sees all ten.
+    assert _texts(reader.read(3, 8)) == _texts(pages)
+    assert len(list(session.create_browser(queue))) == 10
+    assert _texts(reader.read(9)) == ["m8", "m9"]
+    assert list(reader.read(11)) == []
+
+
+def test_the_selector_is_applied_by_the_broker(session: Session) -> None:
+    queue = session.create_queue("selected-ranges")
+    _send(session, queue, 10)
+    reader = session.create_sequence_reader(queue, "n >= 4 AND n < 7")
+    assert reader.get_message_selector() == "n >= 4 AND n < 7"
+    assert [seq for page in reader.read(1) for seq, _ in page] == [5, 6, 7]
+    assert reader.first_sequence() == 5
+    with pytest.raises(InvalidSelectorException):
+        session.create_sequence_reader(queue, "n >>> 3")
+
+
+def test_acknowledge_through_consumes_up_to_the_number_and_only_that(session: Session) -> None:
+    queue = session.create_queue("cursor")
+    _send(session, queue, 6)
+    reader = session.create_sequence_reader(queue)
+    assert reader.acknowledge_through(4) == 4
+    assert reader.acknowledge_through(4) == 0  # repeating it is harmless
+    assert reader.acknowledge_through(0) == 0
+    assert reader.first_sequence() == 5
+    assert _texts(reader.read(1)) == ["m4", "m5"]
+    _send(session, queue, 2, start=6)
+    assert reader.last_sequence() == 8
+    consumer = session.create_consumer(queue)
+    received = [consumer.receive(2000) for _ in range(4)]
+    assert [m.get_text() for m in received if m is not None] == ["m4", "m5", "m6", "m7"]
+
+
+def test_a_durable_subscription_is_read_by_its_topics_numbers(
+    factory: ConnectionFactory, session: Session
+) -> None:
+    topic = session.create_topic("ranged-topic")
+    subscriber = ConnectionFactory(factory.url, client_id="ranger").create_connection()
+    try:
+        subscriber.create_session().create_durable_consumer(topic, "archive", "n <> 1").close()
+    finally:
+        subscriber.close()
+    _send(session, topic, 4)
+    source = TopicSubscription(topic, "archive", "ranger")
+    reader = session.create_sequence_reader(source)
+    assert reader.get_source() == source
+    assert reader.last_sequence() == 4
+    assert [(seq, m.get_text()) for page in reader.read(1) for seq, m in page] == [
+        (1, "m0"),
+        (3, "m2"),
+        (4, "m3"),
+    ]
+    assert [seq for page in reader.read(2, 3) for seq, _ in page] == [3]
+    assert reader.acknowledge_through(3) == 2
+    assert _texts(reader.read(1)) == ["m3"]
+
+
+def test_an_unknown_durable_subscription_is_named_in_the_error(session: Session) -> None:
+    source = TopicSubscription(session.create_topic("t"), "nobody", "no-such-client")
+    reader = session.create_sequence_reader(source)
+    with pytest.raises(InvalidDestinationException, match="'nobody'"):
+        list(reader.read(1))
+    assert reader.last_sequence() == 0
+
+
+def test_bad_arguments_and_closed_readers_are_refused(session: Session) -> None:
+    queue = session.create_queue("bad")
+    with pytest.raises(InvalidDestinationException, match="TopicSubscription"):
+        session.create_sequence_reader(session.create_topic("plain-topic"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidDestinationException):
+        session.create_sequence_reader(session.create_temporary_queue())
+    reader = session.create_sequence_reader(queue)
+    with pytest.raises(ValueError, match="start_seq must be an int of at least 1; got 0"):
+        reader.read(0)
+    with pytest.raises(ValueError, match="page_size"):
+        reader.read(1, page_size=0)
+    with pytest.raises(ValueError, match="seq must be an int of at least 0; got -1"):
+        reader.acknowledge_through(-1)
+    reader.close()
+    with pytest.raises(IllegalStateException, match="SequenceReader of queue://bad is closed"):
+        reader.last_sequence()
+    session.close()
+    with pytest.raises(IllegalStateException):
+        session.create_sequence_reader(queue)
