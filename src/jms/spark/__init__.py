@@ -9,6 +9,7 @@ through ``jms.client``, and it must never evaluate a selector in Python on a Spa
 
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe
 from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE
+from jms.spark.selector_column import selector_to_column
 
 __all__ = [
     "BODY_VALUE",
@@ -16,6 +17,7 @@ __all__ = [
     "MESSAGE_SCHEMA",
     "PROPERTY_VALUE",
     "from_rows",
+    "selector_to_column",
     "to_arrow",
     "to_dataframe",
 ]

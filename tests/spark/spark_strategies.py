@@ -1,0 +1,278 @@
+"""Hypothesis strategies for the Spark tests: messages Spark can hold, and well-typed selector trees.
+
+Spark strings are UTF-8, so strings here never hold a lone surrogate (``tests/strategies.py``'s do,
+on purpose, for the codec); everything else about a message is drawn as freely as there. Selector
+trees are built from ``jms.selector.ast`` nodes, rendered with ``to_text`` and parsed back by the
+tests, over a small pool of identifiers so that comparisons meet values of every Java type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from jms.message import (
+    BytesMessage,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    Queue,
+    StreamMessage,
+    TemporaryQueue,
+    TemporaryTopic,
+    TextMessage,
+    Topic,
+)
+from jms.selector.ast import (
+    And,
+    Arithmetic,
+    ArithmeticOperator,
+    Between,
+    Comparison,
+    ComparisonOperator,
+    Expression,
+    Identifier,
+    In,
+    IsNull,
+    Like,
+    Literal,
+    Not,
+    Or,
+    Unary,
+    UnaryOperator,
+    like_parts,
+)
+from jms.types import LONG_RANGE, Byte, Char, Double, Float, Int, Long, Short
+from tests.strategies import (
+    java_bytes,
+    java_doubles,
+    java_floats,
+    java_ints,
+    java_longs,
+    java_shorts,
+    property_names,
+)
+
+# --- messages ---------------------------------------------------------------------------------
+
+utf8_strings = st.text(st.characters(codec="utf-8"), max_size=30)
+utf8_chars = st.characters(codec="utf-8", max_codepoint=0xFFFF).map(Char)
+
+property_values = st.one_of(
+    st.booleans(),
+    java_bytes,
+    java_shorts,
+    java_ints,
+    java_longs,
+    java_floats,
+    java_doubles,
+    utf8_strings,
+)
+body_values = st.one_of(property_values, utf8_chars, st.binary(max_size=30), st.none())
+
+_destination_names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20)
+destinations = st.one_of(
+    st.builds(Queue, _destination_names),
+    st.builds(Topic, _destination_names),
+    st.builds(TemporaryQueue, _destination_names),
+    st.builds(TemporaryTopic, _destination_names),
+)
+
+_pickleable = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children),
+    max_leaves=6,
+)
+
+
+@st.composite
+def spark_messages(draw: st.DrawFn) -> Message:
+    """Any message of any class whose every string is valid UTF-8, all headers drawn."""
+    kind = draw(st.sampled_from(["message", "text", "bytes", "map", "stream", "object"]))
+    message: Any
+    if kind == "message":
+        message = Message()
+    elif kind == "text":
+        message = TextMessage(draw(st.none() | utf8_strings))
+    elif kind == "bytes":
+        message = BytesMessage()
+        message.write_bytes(draw(st.binary(max_size=40)))
+        if draw(st.booleans()):
+            message.reset()
+    elif kind == "map":
+        message = MapMessage()
+        entries = draw(st.dictionaries(utf8_strings.filter(bool), body_values, max_size=5))
+        for name, value in entries.items():
+            message.set_object(name, value)
+    elif kind == "stream":
+        message = StreamMessage()
+        for value in draw(st.lists(body_values, max_size=5)):
+            message.write_object(value)
+    else:
+        message = ObjectMessage(draw(_pickleable))
+    message.set_jms_message_id(draw(st.none() | utf8_strings.map(lambda s: "ID:" + s)))
+    message.set_jms_timestamp(draw(st.integers(*LONG_RANGE)))
+    if draw(st.booleans()):
+        message.set_jms_correlation_id(draw(st.none() | utf8_strings))
+    else:
+        message.set_jms_correlation_id_as_bytes(draw(st.binary(max_size=12)))
+    message.set_jms_reply_to(draw(st.none() | destinations))
+    message.set_jms_destination(draw(st.none() | destinations))
+    message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+    message.set_jms_redelivered(draw(st.booleans()))
+    message.set_jms_type(draw(st.none() | utf8_strings))
+    message.set_jms_expiration(draw(st.integers(*LONG_RANGE)))
+    message.set_jms_delivery_time(draw(st.integers(*LONG_RANGE)))
+    message.set_jms_priority(draw(st.integers(0, 9)))
+    for name, value in draw(st.dictionaries(property_names, property_values, max_size=6)).items():
+        message.set_object_property(name, value)
+    if draw(st.booleans()):
+        message.set_object_property("JMSXDeliveryCount", draw(java_ints))
+    if draw(st.booleans()):
+        message.set_object_property("JMSXGroupID", draw(utf8_strings))
+    return message
+
+
+# --- selector trees ---------------------------------------------------------------------------
+
+#: Property names the differential tests use; "missing" is never set.
+DYNAMIC_PROPERTIES = ("a", "b", "c", "größe", "$x", "missing")
+NUMBER_HEADERS = ("JMSPriority", "JMSTimestamp", "JMSXDeliveryCount")
+STRING_HEADERS = ("JMSType", "JMSMessageID", "JMSCorrelationID", "JMSDeliveryMode")
+
+# Values on the edges a translation can get wrong: wrap-around, rounding to float, NaN, -0.0.
+EDGE_NUMBERS = (
+    *(Int(n) for n in (-1, 0, 1, 2, 3, 7, 16777217, 2**31 - 1, -(2**31))),
+    *(Long(n) for n in (0, -5, 2**31, 2**53 + 1, 2**63 - 1, -(2**63))),
+    *(Byte(n) for n in (-128, 0, 127)),
+    *(Short(n) for n in (-32768, 2, 32767)),
+    *(Float(x) for x in (0.0, -0.0, 0.5, 16777216.0, 3.4028234663852886e38, float("nan"))),
+    *(Float(x) for x in (float("inf"), float("-inf"), 1.401298464324817e-45)),
+    *(Double(x) for x in (0.0, -0.0, 0.1, 2.0**53, 1e308, float("nan"), float("-inf"))),
+)
+EDGE_STRINGS = ("", "a", "ab", "a%b", "a_b", "a\nb", "PERSISTENT", "car", "é")
+
+edge_values = st.one_of(
+    st.sampled_from(EDGE_NUMBERS),
+    st.sampled_from(EDGE_STRINGS),
+    st.booleans(),
+)
+selector_values = st.one_of(edge_values, edge_values, property_values)
+
+numeric_literals = st.one_of(
+    st.integers(-3, 3).map(lambda n: Literal(Int(n))),
+    st.sampled_from([n for n in EDGE_NUMBERS if type(n) in (Int, Long)]).map(Literal),
+    java_ints.map(Literal),
+    java_longs.map(Literal),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda x: Literal(Double(x))),
+    st.floats(width=32, allow_nan=False, allow_infinity=False).map(lambda x: Literal(Float(x))),
+    st.sampled_from(
+        [Double(0.5), Double(-0.0), Double(2.0**53), Float(16777216.0), Float(0.1), Double(2.5)]
+    ).map(Literal),
+)
+string_literals = st.one_of(st.sampled_from(EDGE_STRINGS), st.text("ab%_\n", max_size=3)).map(
+    Literal
+)
+boolean_literals = st.booleans().map(Literal)
+orderings = st.sampled_from(list(ComparisonOperator))
+equalities = st.sampled_from([ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL])
+
+
+def _valid_like(pair: tuple[str, str | None]) -> bool:
+    try:
+        like_parts(*pair)
+    except ValueError:
+        return False
+    return True
+
+
+like_patterns = st.tuples(
+    st.text("ab%_!\\\n", max_size=6), st.sampled_from([None, "!", "\\", "%", "_"])
+).filter(_valid_like)
+
+
+def selector_trees(
+    properties: tuple[str, ...],
+    number_headers: tuple[str, ...] = NUMBER_HEADERS,
+    string_headers: tuple[str, ...] = STRING_HEADERS,
+) -> st.SearchStrategy[Expression]:
+    """Well-typed selector trees (the parser's static checks accept them) over these names."""
+    property_identifiers = st.sampled_from(properties).map(Identifier)
+    number_identifiers = (
+        st.sampled_from(number_headers).map(Identifier) if number_headers else st.nothing()
+    )
+    string_identifiers = (
+        st.sampled_from(string_headers).map(Identifier) if string_headers else st.nothing()
+    )
+    numbers = st.recursive(
+        st.one_of(numeric_literals, property_identifiers, number_identifiers),
+        lambda inner: st.one_of(
+            st.builds(Unary, st.sampled_from(list(UnaryOperator)), inner),
+            st.builds(Arithmetic, st.sampled_from(list(ArithmeticOperator)), inner, inner),
+        ),
+        max_leaves=3,
+    )
+    strings = st.one_of(string_literals, property_identifiers, string_identifiers)
+    booleans = st.one_of(boolean_literals, property_identifiers)
+    identifiers = st.one_of(property_identifiers, string_identifiers)
+    base = st.one_of(
+        boolean_literals,
+        property_identifiers,
+        st.builds(Comparison, orderings, numbers, numbers),
+        st.builds(Comparison, orderings, property_identifiers, property_identifiers),
+        st.builds(Comparison, equalities, strings, strings),
+        st.builds(Comparison, equalities, booleans, booleans),
+        st.builds(Between, numbers, numbers, numbers, st.booleans()),
+        st.builds(
+            In,
+            identifiers,
+            st.lists(
+                string_literals.map(lambda literal: literal.value), min_size=1, max_size=3
+            ).map(tuple),
+            st.booleans(),
+        ),
+        st.builds(
+            lambda identifier, pattern, negated: Like(identifier, pattern[0], pattern[1], negated),
+            identifiers,
+            like_patterns,
+            st.booleans(),
+        ),
+        st.builds(
+            IsNull,
+            st.one_of(property_identifiers, string_identifiers, number_identifiers),
+            st.booleans(),
+        ),
+    )
+    return st.recursive(
+        base,
+        lambda inner: st.one_of(
+            st.builds(Not, inner),
+            st.lists(inner, min_size=2, max_size=3).map(lambda items: And(tuple(items))),
+            st.lists(inner, min_size=2, max_size=3).map(lambda items: Or(tuple(items))),
+            # A condition in value position: "(a > 1) = (b < 2)".
+            st.builds(Comparison, equalities, inner, inner),
+        ),
+        max_leaves=5,
+    )
+
+
+@st.composite
+def selector_messages(draw: st.DrawFn, properties: tuple[str, ...] = DYNAMIC_PROPERTIES) -> Message:
+    """A TextMessage whose pool properties hold values of any type (or are absent)."""
+    message = TextMessage("body")
+    for name in properties:
+        if name != "missing" and draw(st.booleans()):
+            message.set_object_property(name, draw(selector_values))
+    message.set_jms_type(draw(st.none() | st.sampled_from(EDGE_STRINGS)))
+    message.set_jms_message_id(draw(st.none() | st.sampled_from(EDGE_STRINGS)))
+    if draw(st.booleans()):
+        message.set_jms_correlation_id(draw(st.none() | st.sampled_from(EDGE_STRINGS)))
+    else:
+        message.set_jms_correlation_id_as_bytes(draw(st.sampled_from([b"a", b"ab", b"\xff"])))
+    message.set_jms_priority(draw(st.integers(0, 9)))
+    message.set_jms_timestamp(draw(st.one_of(st.integers(-3, 3), java_longs)))
+    message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+    if draw(st.booleans()):
+        message.set_object_property("JMSXDeliveryCount", draw(st.sampled_from(EDGE_NUMBERS[:9])))
+    return message
