@@ -399,6 +399,12 @@ class StompTransport(Transport):
         returned = set(delivered) | set(undelivered)
         with self._lock:
             affected = {self._deliveries[tag][1] for tag in returned if tag in self._deliveries}
+            for gone in [s for s in affected if s.consumer_id not in self._by_consumer]:
+                # Unsubscribed already: the broker took its unacknowledged messages back.
+                for tag in gone.outstanding:
+                    self._deliveries.pop(tag, None)
+                gone.outstanding.clear()
+                affected.discard(gone)
             whole = [s for s in affected if s.outstanding <= returned]
         for subscription in whole:
             with self._lock:
