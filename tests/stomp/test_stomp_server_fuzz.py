@@ -41,7 +41,11 @@ HOSTILE: list[tuple[str, bool, bytes]] = [
     ("too many headers", True, b"SEND\ndestination:/queue/a\n" + b"h:v\n" * 30 + b"\n\0"),
     ("non-UTF-8 header", True, b"SEND\ndestination:/queue/\xff\n\n\0"),
     ("content-length not a number", True, b"SEND\ndestination:/queue/a\ncontent-length:-1\n\nx\0"),
-    ("content-length past the limit", True, b"SEND\ndestination:/queue/a\ncontent-length:99999\n\n"),
+    (
+        "content-length past the limit",
+        True,
+        b"SEND\ndestination:/queue/a\ncontent-length:99999\n\n",
+    ),
     ("content-length too short", True, b"SEND\ndestination:/queue/a\ncontent-length:1\n\nxyz\0"),
     ("body past the limit", True, b"SEND\ndestination:/queue/a\n\n" + b"x" * 5000),
     ("body on an ACK", True, b"ACK\nid:1\n\nbody\0"),
@@ -161,8 +165,20 @@ def test_a_client_that_hangs_up_mid_frame_is_cleaned_up(fuzzed: ServedBroker) ->
         st.one_of(
             st.binary(max_size=64),
             st.sampled_from(
-                [b"SEND\n", b"SUBSCRIBE\n", b"ACK\n", b"destination:/queue/a\n", b"id:1\n",
-                 b"content-length:3\n", b"\n", b"\0", b"\r\n", b"\\", b":", b"receipt:r\n"]
+                [
+                    b"SEND\n",
+                    b"SUBSCRIBE\n",
+                    b"ACK\n",
+                    b"destination:/queue/a\n",
+                    b"id:1\n",
+                    b"content-length:3\n",
+                    b"\n",
+                    b"\0",
+                    b"\r\n",
+                    b"\\",
+                    b":",
+                    b"receipt:r\n",
+                ]
             ),
         ),
         max_size=12,
@@ -203,7 +219,9 @@ def test_a_client_that_stops_reading_holds_only_a_bounded_part_of_a_queue(
     sleeper = socket.create_connection(("127.0.0.1", served.port))
     sleeper.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
     try:
-        sleeper.sendall(CONNECT + b"SUBSCRIBE\ndestination:/queue/big\nid:s\nactivemq.prefetchSize:50\n\n\0")
+        sleeper.sendall(
+            CONNECT + b"SUBSCRIBE\ndestination:/queue/big\nid:s\nactivemq.prefetchSize:50\n\n\0"
+        )
         time.sleep(1.0)  # it reads nothing
         taken = {s.name: s.acknowledged for s in broker.stats()}["queue://big"]
         assert 0 < taken < 1000, taken  # the write buffer and the socket's, not 30 MB
