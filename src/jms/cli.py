@@ -285,7 +285,9 @@ def broker(
     port: Annotated[int, typer.Option("--port", help="STOMP port (0: any free port).")] = 61613,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="TOML file with users and permissions (docs/stomp.md)."),
+        typer.Option(
+            "--config", help="TOML file: users, permissions, destination policies (docs/stomp.md)."
+        ),
     ] = None,
     metrics_port: Annotated[
         int | None,
@@ -297,7 +299,6 @@ def broker(
     """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C."""
     import logging
 
-    from jms.broker.security import SecurityConfigError
     from jms.stomp.service import BrokerOptions, run
 
     logging.basicConfig(
@@ -312,7 +313,7 @@ def broker(
     )
     try:
         run(options, announce=lambda line: print(line, flush=True))
-    except (SecurityConfigError, jms.JMSException, OSError) as error:
+    except (ValueError, jms.JMSException, OSError) as error:
         raise _fail(str(error)) from None
 
 

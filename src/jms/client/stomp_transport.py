@@ -10,8 +10,8 @@ bodies, properties as string headers, durable subscriptions through
 messages, and messages are redelivered by re-subscribing (docs/stomp.md lists the limits).
 
 A PERSISTENT send outside a transaction waits for the broker's RECEIPT (the broker has the
-message durably); other sends, acknowledgements and credit are written without waiting, in
-order. Deliveries reach the consumers' sinks on the reader thread. A lost connection is never
+message durably), and so do acknowledgements, commits, rollbacks and requeues; NON_PERSISTENT
+sends, sends in a transaction and credit are written without waiting, in order. Deliveries reach the consumers' sinks on the reader thread. A lost connection is never
 re-established: every call then raises ``JMSException`` saying why, and the connection's
 ``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
 modes and never keeps a sent message.
@@ -373,10 +373,18 @@ class StompTransport(Transport):
         return frames
 
     def acknowledge(self, tags: Iterable[int], transaction_id: int | None = None) -> None:
+        """ACK each delivery; returns once the broker has the acknowledgements (for good, as
+        in-process: an acknowledged message is never delivered again, whatever crashes next).
+        In a transaction the commit waits instead."""
         extra = () if transaction_id is None else (("transaction", f"tx-{transaction_id}"),)
         frames = self._settle("ACK", tags, extra)
-        if frames:
+        if not frames:
+            return
+        if transaction_id is not None:
             self._client.send_many(frames)
+            return
+        self._client.send_many(frames[:-1])
+        self._client.request(frames[-1])
 
     def requeue(self, delivered: Iterable[int] = (), undelivered: Iterable[int] = ()) -> None:
         delivered, undelivered = list(delivered), list(undelivered)

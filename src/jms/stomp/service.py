@@ -4,27 +4,31 @@ it, optional Prometheus metrics — started with one clear line and stopped clea
 ``BrokerOptions`` says what to run; ``serve(options, stop, announce)`` runs it until ``stop`` is
 set (``announce`` gets the startup line once the port is bound); ``run(options)`` does that in a
 fresh event loop until SIGTERM or SIGINT. Shutting down closes every client connection (what they
-held goes back to the broker), then closes the broker, which flushes and unlocks the store. This
-module wires parts together; it holds no messaging logic of its own.
+held goes back to the broker), then closes the broker, which flushes and unlocks the store.
+``read_config`` reads the ``--config`` TOML file: users and permissions (``jms.broker.security``)
+and ``[[policies]]``, each a destination pattern with ``DestinationPolicy`` fields. This module
+wires parts together; it holds no messaging logic of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
-from jms.broker import Broker
-from jms.broker.security import Security
+from jms.broker import Broker, DestinationPolicy
+from jms.broker.security import Security, SecurityConfigError
 from jms.stomp.durability import DeferredStore
 from jms.stomp.metrics import MetricsServer
 from jms.stomp.server import DEFAULT_PORT, StompServer
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
 
-__all__ = ["DEFAULT_STORE", "BrokerOptions", "run", "serve"]
+__all__ = ["DEFAULT_STORE", "BrokerOptions", "read_config", "run", "serve"]
 
 #: Where ``jms broker`` keeps its store unless told otherwise (relative to the working directory).
 DEFAULT_STORE = Path("jms-data")
@@ -41,6 +45,54 @@ class BrokerOptions:
     metrics_port: int | None = None
 
 
+_SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
+_POLICY_KEYS = tuple(f.name for f in fields(DestinationPolicy))
+
+
+def read_config(path: Path | None) -> tuple[Security, list[tuple[str, DestinationPolicy]]]:
+    """The security and the destination policies a ``--config`` file defines (open access and
+    no policies without one). ``SecurityConfigError`` says what is wrong, where."""
+    if path is None:
+        return Security.open(), []
+    where = str(path)
+    try:
+        with open(path, "rb") as file:
+            data: dict[str, Any] = tomllib.load(file)
+    except OSError as error:
+        raise SecurityConfigError(f"cannot read {where}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SecurityConfigError(f"{where} is not valid TOML: {error}") from None
+    unknown = sorted(set(data) - {*_SECURITY_KEYS, "policies"})
+    if unknown:
+        raise SecurityConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; the keys are "
+            f"{', '.join(_SECURITY_KEYS)}, policies"
+        )
+    security = Security.from_mapping(
+        {key: data[key] for key in _SECURITY_KEYS if key in data}, source=where
+    )
+    policies = []
+    entries = data.get("policies", [])
+    if not isinstance(entries, list):
+        raise SecurityConfigError(f"{where}: policies must be an array of [[policies]] tables")
+    for number, entry in enumerate(entries, 1):
+        context = f"{where}: [[policies]] #{number}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("destination"), str):
+            raise SecurityConfigError(f'{context} needs destination = "PATTERN" (queue://orders.*)')
+        settings = {k: v for k, v in entry.items() if k != "destination"}
+        unknown = sorted(set(settings) - set(_POLICY_KEYS))
+        if unknown:
+            raise SecurityConfigError(
+                f"{context}: unknown key(s) {', '.join(unknown)}; a policy has "
+                f"{', '.join(_POLICY_KEYS)}"
+            )
+        try:
+            policies.append((entry["destination"], DestinationPolicy(**settings)))
+        except (TypeError, ValueError) as error:
+            raise SecurityConfigError(f"{context}: {error}") from None
+    return security, policies
+
+
 def _describe_auth(options: BrokerOptions, security: Security) -> str:
     if options.config is None:
         return "anonymous access (no --config)"
@@ -52,7 +104,7 @@ async def serve(
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
     shutdown line. Errors opening the config or the store propagate before anything listens."""
-    security = Security.from_file(options.config) if options.config is not None else Security.open()
+    security, policies = read_config(options.config)
     loop = asyncio.get_running_loop()
     if options.store is None:
         store = DeferredStore(MemoryStore())
@@ -64,12 +116,18 @@ async def serve(
     try:
         # The server checks logins itself (off the loop); no in-process client needs the
         # broker's own authenticator here.
+        # "*" is every destination: the broker's default, in force while it recovers too.
+        default = next((p for pattern, p in reversed(policies) if pattern == "*"), None)
         broker = await loop.run_in_executor(
-            None, lambda: Broker(store, name=str(options.store or "memory"))
+            None,
+            lambda: Broker(store, name=str(options.store or "memory"), default_policy=default),
         )
     except BaseException:
         store.close()
         raise
+    for pattern, policy in policies:
+        if pattern != "*":
+            broker.set_policy(pattern, policy)
     server = StompServer(
         broker, host=options.host, port=options.port, security=security, store=store
     )
