@@ -363,3 +363,16 @@ def test_the_client_hands_over_a_message_only_once_its_delivery_is_recorded() ->
     assert [m.get_text() for m in received] == ["a"]  # type: ignore[attr-defined]
     connection.close()
     broker.close()
+
+
+def test_priority_orders_the_window_and_a_paged_out_message_waits_its_turn() -> None:
+    broker = _broker(MemoryStore(), 3)
+    connection = broker.connect()
+    for n in range(4):
+        broker.send(connection, _message(f"low{n}"))
+    urgent = _message("urgent")
+    urgent.set_jms_priority(9)
+    broker.send(connection, urgent)  # beyond the window: paged out behind low3
+    received = _consume(broker, connection, ConsumerSpec(ORDERS, prefetch=1), 5)
+    assert _texts(received) == ["low0", "low1", "low2", "low3", "urgent"]
+    broker.close()
