@@ -1,0 +1,158 @@
+"""The client process of the network crash test (``test_stomp_crash.py``): a producer and a
+consumer talking to a ``jms broker`` process over STOMP while the parent kills that broker.
+
+Usage: ``stomp_crash_child.py URL LOG_DIRECTORY ROUND SEED queue|topic``.
+
+The producer sends PERSISTENT messages (each ``send`` returns once the broker's RECEIPT says it
+has the message durably), plain and in transactions; the consumer receives with
+CLIENT_ACKNOWLEDGE (client-individual acknowledgements on the wire, each ``acknowledge()``
+returning once the broker has them) and sometimes recovers. They write the same side logs as
+the embedded crash test's child (``tests/store/crash_child.py`` documents the lines), one
+``os.write`` per line after the call it reports returned. When the broker dies, the calls raise
+or the connection reports the loss; each thread then stops quietly, and the process exits: the
+parent only kills the broker.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from jms.client import ConnectionFactory, Session
+from jms.errors import JMSException
+from jms.message import DeliveryMode, Destination, Queue, TextMessage, Topic
+
+PREFETCH = 10
+CLIENT_ID = "crash-consumer"
+SUBSCRIPTION = "crash-sub"
+MESSAGES_PER_ROUND = 2000
+
+
+class _Log:
+    def __init__(self, path: Path) -> None:
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def line(self, *fields: object) -> None:
+        os.write(self._fd, (" ".join(str(f) for f in fields) + "\n").encode())
+
+
+def _message(uid: str) -> TextMessage:
+    message = TextMessage(uid)
+    message.set_string_property("uid", uid)
+    return message
+
+
+def produce(url: str, destination: Destination, log: _Log, rng: random.Random, round_: int) -> None:
+    try:
+        with ConnectionFactory(url).create_connection() as connection:
+            plain = connection.create_session().create_producer(destination)
+            transacted_session = connection.create_session(True)
+            transacted = transacted_session.create_producer(destination)
+            n = 0
+            transaction = 0
+            while n < MESSAGES_PER_ROUND:
+                if rng.random() < 0.7:
+                    uid = f"{round_}-{n}"
+                    n += 1
+                    plain.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
+                    log.line("S", uid)
+                    continue
+                transaction += 1
+                txid = f"{round_}-t{transaction}"
+                uids = [f"{round_}-{n + k}" for k in range(rng.randint(1, 12))]
+                n += len(uids)
+                log.line("B", txid, *uids)
+                for uid in uids:
+                    transacted.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
+                if rng.random() < 0.2:
+                    transacted_session.rollback()
+                    log.line("X", txid)
+                else:
+                    transacted_session.commit()
+                    log.line("C", txid)
+    except JMSException:
+        return  # the broker died under us: what returned is logged, the rest is not promised
+    except Exception:
+        log.line("E", traceback.format_exc().replace("\n", " | "))
+
+
+def consume(
+    url: str, kind: str, log: _Log, rng: random.Random, subscribed: threading.Event
+) -> None:
+    lost = threading.Event()
+    try:
+        factory = ConnectionFactory(url, client_id=CLIENT_ID, prefetch=PREFETCH)
+        with factory.create_connection() as connection:
+            connection.set_exception_listener(lambda error: lost.set())
+            session = connection.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+            if kind == "topic":
+                consumer = session.create_durable_consumer(Topic("crash"), SUBSCRIPTION)
+            else:
+                consumer = session.create_consumer(Queue("crash"))
+            subscribed.set()
+            connection.start()
+            unacknowledged: list[str] = []
+            while not lost.is_set():
+                message = consumer.receive(100)
+                if message is None:
+                    continue
+                uid = message.get_string_property("uid")
+                log.line(
+                    "R",
+                    uid,
+                    int(message.get_jms_redelivered()),
+                    message.get_int_property("JMSXDeliveryCount"),
+                )
+                unacknowledged.append(uid)
+                roll = rng.random()
+                if roll < 0.03:
+                    session.recover()
+                    log.line("V")
+                    unacknowledged.clear()
+                elif roll < 0.4:
+                    log.line("P", *unacknowledged)
+                    message.acknowledge()
+                    log.line("A")
+                    unacknowledged.clear()
+                if rng.random() < 0.2:
+                    time.sleep(0.002)  # a slower consumer lets a backlog (and paging) build up
+    except JMSException:
+        return
+    except Exception:
+        log.line("E", traceback.format_exc().replace("\n", " | "))
+    finally:
+        subscribed.set()
+
+
+def main() -> None:
+    url, log_directory, round_text, seed_text, kind = sys.argv[1:]
+    logs = Path(log_directory)
+    round_ = int(round_text)
+    rng = random.Random(int(seed_text))
+    destination: Destination = Topic("crash") if kind == "topic" else Queue("crash")
+    subscribed = threading.Event()
+    consumer = threading.Thread(
+        target=consume,
+        args=(
+            url,
+            kind,
+            _Log(logs / f"consumer-{round_}.log"),
+            random.Random(rng.random()),
+            subscribed,
+        ),
+    )
+    consumer.start()
+    if not subscribed.wait(30):
+        raise SystemExit("the consumer did not subscribe within 30 s")
+    print("ready", flush=True)
+    produce(url, destination, _Log(logs / f"producer-{round_}.log"), rng, round_)
+    consumer.join()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""The crash test over the network: ``jms broker`` as its own process on an embedded store, killed
+with SIGKILL at seeded random moments while a client process produces (each PERSISTENT send and
+commit waiting for its RECEIPT) and consumes (client-individual acknowledgements, each waited
+for) over STOMP.
+
+Each round starts the broker on a free port (paging forced by a small memory window) and the
+client process (``stomp_crash_child.py``), lets them run for a random while, kills the broker,
+and lets the client notice and exit. After the last round the test opens the store directory
+in-process, drains what is left, and holds the side logs to the same promises as the embedded
+crash test (``tests/store/test_crash.py``): nothing whose send or commit returned is lost, nothing
+acknowledged comes back, a repeated delivery is marked redelivered with a delivery count to
+match, and transactions are all or nothing. Every process is killed and reaped, whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.store.test_crash import _drain, _History, _lines
+
+CHILD = Path(__file__).with_name("stomp_crash_child.py")
+ROUNDS = 8
+SEEDS = {"queue": 20251122, "topic": 61613}
+CONFIG = """
+[[policies]]
+destination = "*"
+memory_window = 16
+max_deliveries = 4
+"""
+_LISTENING = re.compile(r"listening on (stomp://127\.0\.0\.1:\d+)")
+
+pytestmark = pytest.mark.slow
+
+
+def _start_broker(directory: Path, config: Path, stderr: Path) -> tuple[subprocess.Popen[str], str]:
+    """``jms broker`` on a free port; its process and URL once it listens."""
+    broker = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()",
+            "broker",
+            "--store",
+            str(directory),
+            "--port",
+            "0",
+            "--config",
+            str(config),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=stderr.open("w"),
+        text=True,
+    )
+    assert broker.stdout is not None
+    ready, _, _ = select.select([broker.stdout], [], [], 30)
+    line = broker.stdout.readline() if ready else ""
+    match = _LISTENING.search(line)
+    if match is None:
+        broker.kill()
+        broker.wait(10)
+        pytest.fail(f"jms broker did not start: {line!r} {stderr.read_text()}")
+    return broker, match.group(1)
+
+
+def _run_round(
+    directory: Path, config: Path, logs: Path, round_: int, seed: int, kind: str, run_for: float
+) -> None:
+    broker, url = _start_broker(directory, config, logs / f"broker-{round_}.txt")
+    child: subprocess.Popen[str] | None = None
+    try:
+        child = subprocess.Popen(
+            [sys.executable, str(CHILD), url, str(logs), str(round_), str(seed), kind],
+            stdout=subprocess.PIPE,
+            stderr=(logs / f"client-{round_}.txt").open("w"),
+            text=True,
+        )
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 30)
+        if not ready or child.stdout.readline() != "ready\n":
+            pytest.fail(
+                f"round {round_}: the client did not start: {(logs / f'client-{round_}.txt').read_text()}"
+            )
+        time.sleep(run_for)
+        assert broker.poll() is None, f"round {round_}: the broker died by itself"
+        os.kill(broker.pid, signal.SIGKILL)
+        broker.wait(10)
+        try:
+            child.wait(30)  # the client notices the loss and stops
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"round {round_}: the client did not notice the broker's death in 30 s")
+    finally:
+        for process in (broker, child):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait(10)
+
+
+@pytest.mark.parametrize("kind", ["queue", "topic"])
+def test_a_killed_broker_process_loses_and_repeats_nothing_promised(
+    tmp_path: Path, kind: str
+) -> None:
+    seed = SEEDS[kind]
+    rng = random.Random(seed)
+    directory = tmp_path / "store"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    config = tmp_path / "broker.toml"
+    config.write_text(CONFIG)
+    for round_ in range(ROUNDS):
+        _run_round(
+            directory, config, logs, round_, rng.randrange(2**32), kind, rng.uniform(0.3, 1.5)
+        )
+
+    history = _History()
+    for round_ in range(ROUNDS):
+        history.read_producer(logs / f"producer-{round_}.log")
+        history.read_consumer(logs / f"consumer-{round_}.log")
+    left = _drain(f"embedded://{directory}", kind, history)
+    context = f"(seed {seed}, logs in {logs})"
+
+    assert len(history.sent) > ROUNDS, f"few sends returned in {ROUNDS} rounds {context}"
+    assert history.acknowledged, f"nothing was acknowledged in {ROUNDS} rounds {context}"
+    assert any(
+        fields[0] == "V" for r in range(ROUNDS) for fields in _lines(logs / f"consumer-{r}.log")
+    )
+    duplicates = sorted(uid for uid in set(left) if left.count(uid) > 1)
+    assert not duplicates, f"left in the store twice: {duplicates[:10]} {context}"
+    lost = sorted(history.sent - set(history.acknowledged) - history.maybe_acknowledged - set(left))
+    assert not lost, f"{len(lost)} sent messages lost, e.g. {lost[:10]} {context}"
+    for uid, acknowledged_at in history.acknowledged.items():
+        again = [p for p, _, _ in history.deliveries[uid] if p > acknowledged_at]
+        assert not again, f"{uid} was delivered again after its acknowledgement {context}"
+        assert uid not in left, f"{uid} was acknowledged yet is still in the store {context}"
+    for uid, deliveries in history.deliveries.items():
+        for number, (_, redelivered, count) in enumerate(deliveries[1:], start=2):
+            assert redelivered, f"delivery {number} of {uid} is not marked redelivered {context}"
+            assert count >= number, (
+                f"delivery {number} of {uid} has JMSXDeliveryCount {count} {context}"
+            )
+    seen = set(history.deliveries) | set(history.acknowledged) | set(left)
+    for txid, uids in history.transactions.items():
+        present = [uid for uid in uids if uid in seen]
+        if txid in history.committed:
+            assert present == uids, f"committed transaction {txid} is partly lost {context}"
+        elif txid in history.rolled_back:
+            assert not present, f"rolled-back transaction {txid} was delivered {context}"
+        else:
+            assert present in ([], uids), f"transaction {txid} is there in part {context}"
