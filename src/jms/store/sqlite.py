@@ -47,7 +47,8 @@ __all__ = ["DATABASE_NAME", "SCHEMA_VERSION", "SQLiteStore"]
 
 DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
-SCHEMA_VERSION: Final = 1
+#: 2: ``sequences.reserved``; ``messages`` is a rowid table (its rows are kilobytes).
+SCHEMA_VERSION: Final = 2
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
 _MAX_GROUP: Final = 512
 
@@ -73,7 +74,7 @@ CREATE TABLE IF NOT EXISTS messages (
     refs INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (log, seq)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS entries (
     queue TEXT NOT NULL,
     seq INTEGER NOT NULL,
