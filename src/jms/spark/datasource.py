@@ -1,0 +1,79 @@
+"""``format("jms")``: the Python data source Spark finds after ``jms.spark.register(spark)``.
+
+It only checks the options and the schema and hands out the readers (``jms.spark.source``) and
+writers (``jms.spark.sink``); docs/spark.md lists every option. Reading gives rows in
+``MESSAGE_SCHEMA`` (a different schema is refused); writing takes ``MESSAGE_SCHEMA`` rows or the
+simple layout of ``jms.spark.outgoing``, in append mode only (a destination cannot be replaced).
+This module holds no state and never connects to anything itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
+from pyspark.sql.types import StructType
+
+from jms.spark.options import SinkOptions, SourceOptions
+from jms.spark.schema import MESSAGE_SCHEMA
+from jms.spark.sink import JmsBatchWriter, JmsStreamWriter
+from jms.spark.source import JmsBatchReader, JmsStreamReader
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["JmsDataSource", "register"]
+
+
+def _check_read_schema(schema: StructType) -> None:
+    if schema != MESSAGE_SCHEMA:
+        raise ValueError(
+            "format('jms') reads rows in jms.spark.MESSAGE_SCHEMA; do not give .schema(...) "
+            f"(got {schema.simpleString()[:200]})"
+        )
+
+
+def _check_append(overwrite: bool) -> None:
+    if overwrite:
+        raise ValueError(
+            "format('jms') only appends: messages already sent cannot be replaced; use "
+            "mode('append')"
+        )
+
+
+class JmsDataSource(DataSource):
+    """The ``jms`` data source: batch and streaming reads and writes of JMS destinations."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "jms"
+
+    def schema(self) -> StructType:
+        return MESSAGE_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        _check_read_schema(schema)
+        return JmsBatchReader(SourceOptions.parse(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        _check_read_schema(schema)
+        return JmsStreamReader(SourceOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        _check_append(overwrite)
+        return JmsBatchWriter(SinkOptions.parse(self.options, streaming=False), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        _check_append(overwrite)
+        return JmsStreamWriter(SinkOptions.parse(self.options, streaming=True), schema)
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark.read/readStream/write/writeStream.format("jms")`` available in ``spark``."""
+    spark.dataSource.register(JmsDataSource)

@@ -1,0 +1,133 @@
+"""Offsets of the ``jms`` Spark source: broker sequence numbers as JSON, and offset ranges split
+into partitions.
+
+An offset is the **next sequence number to read** of one destination, as in Spark's Kafka source
+(a start offset is inclusive, an end offset exclusive): ``{"queue://orders": 43}`` means every
+message numbered up to 42 is behind the reader. The JSON object is keyed by the destination
+(for a durable subscription, its topic), written with sorted keys so the same offset is always
+the same text. ``startingOffsets``/``endingOffsets`` also accept ``"earliest"`` and ``"latest"``,
+and inside the JSON Kafka's ``-2`` (earliest) and ``-1`` (latest). A range ``[start, end)`` becomes
+partitions of consecutive numbers. This module is pure: it never talks to a broker.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "SequenceRange",
+    "offset_dict",
+    "offset_json",
+    "parse_offset_option",
+    "seq_of_offset",
+    "split_range",
+]
+
+#: Kafka's JSON sentinels: -2 is the earliest available offset, -1 the latest.
+EARLIEST: Final = -2
+LATEST: Final = -1
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceRange:
+    """The sequence numbers ``start <= seq < end`` of one destination."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.start <= self.end:
+            raise ValueError(f"a sequence range needs 1 <= start <= end; got {self}")
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+def offset_dict(key: str, next_seq: int) -> dict[str, int]:
+    """The offset of ``key`` (a destination's text) as the dict Spark stores."""
+    return {key: next_seq}
+
+
+def offset_json(offsets: dict[str, int]) -> str:
+    """Offsets as JSON text with sorted keys: one offset, one text."""
+    return json.dumps(offsets, sort_keys=True, separators=(",", ":"))
+
+
+def seq_of_offset(offset: Any, key: str, what: str) -> int:
+    """The next sequence number an offset dict (from Spark's checkpoint) holds for ``key``;
+    ``ValueError`` saying ``what`` it was if it is not an offset of that destination."""
+    if (
+        not isinstance(offset, dict)
+        or set(offset) != {key}
+        or type(offset[key]) is not int
+        or offset[key] < 1
+    ):
+        raise ValueError(
+            f"{what} {offset!r} is not an offset of {key}: expected "
+            f"{offset_json(offset_dict(key, 1))} with a next sequence number of at least 1 "
+            "(was the checkpoint written for another destination?)"
+        )
+    return int(offset[key])
+
+
+def parse_offset_option(option: str, text: str, key: str, *, earliest_allowed: bool) -> int:
+    """The value of a ``startingOffsets``/``endingOffsets`` option for the destination ``key``:
+    a next sequence number, ``EARLIEST`` or ``LATEST``. Errors name the option and the value."""
+    stripped = text.strip()
+    lowered = stripped.lower()
+    if lowered == "earliest" and earliest_allowed:
+        return EARLIEST
+    if lowered == "latest":
+        return LATEST
+    words = '"earliest", "latest"' if earliest_allowed else '"latest"'
+    example = offset_json(offset_dict(key, 42))
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError:
+        raise ValueError(
+            f"option {option} is {text!r}; expected {words} or JSON like {example}"
+        ) from None
+    if not isinstance(value, dict) or set(value) != {key}:
+        named = sorted(value) if isinstance(value, dict) else type(value).__name__
+        raise ValueError(
+            f"option {option} is {text!r}, which names {named}; it must name exactly the "
+            f"destination read, {key}, as in {example}"
+        )
+    seq = value[key]
+    allowed = {LATEST} | ({EARLIEST} if earliest_allowed else set())
+    if type(seq) is not int or (seq < 1 and seq not in allowed):
+        sentinels = "-2 (earliest), -1 (latest)" if earliest_allowed else "-1 (latest)"
+        raise ValueError(
+            f"option {option} gives {key} the offset {seq!r}; an offset is the next sequence "
+            f"number to read (at least 1), or {sentinels}"
+        )
+    return int(seq)
+
+
+def split_range(
+    whole: SequenceRange, min_partitions: int, max_per_partition: int
+) -> list[SequenceRange]:
+    """``whole`` as consecutive ranges: at least ``min_partitions`` of them (as far as it has
+    numbers) and none wider than ``max_per_partition``; sizes differ by at most one."""
+    if min_partitions < 1 or max_per_partition < 1:
+        raise ValueError(
+            f"min_partitions and max_per_partition must be at least 1; got {min_partitions}, "
+            f"{max_per_partition}"
+        )
+    if whole.size == 0:
+        return []
+    count = min(whole.size, max(min_partitions, math.ceil(whole.size / max_per_partition)))
+    base, extra = divmod(whole.size, count)
+    ranges = []
+    start = whole.start
+    for index in range(count):
+        end = start + base + (1 if index < extra else 0)
+        ranges.append(SequenceRange(start, end))
+        start = end
+    return ranges

@@ -1,0 +1,288 @@
+"""The options of ``format("jms")``, read once and checked, for the source and for the sink.
+
+Option names are case-insensitive, as Spark's are; the names and their meaning follow Spark's
+Kafka source where one exists (``startingOffsets``, ``endingOffsets``, ``maxOffsetsPerTrigger``,
+``failOnDataLoss``, ``minPartitions``). Every refusal is a ``ValueError`` naming the option and
+the value given. This module only reads text: it never connects to a broker or opens a store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from jms.client import RangeSource, TopicSubscription
+from jms.errors import JMSException
+from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from jms.selector import Selector
+from jms.spark.offsets import LATEST, parse_offset_option
+
+__all__ = [
+    "DEFAULT_MAX_OFFSETS_PER_PARTITION",
+    "DEFAULT_PAGE_SIZE",
+    "SinkOptions",
+    "SourceOptions",
+]
+
+#: Sequence numbers one partition covers at most unless ``maxOffsetsPerPartition`` says otherwise.
+DEFAULT_MAX_OFFSETS_PER_PARTITION: Final = 100_000
+#: Messages fetched per broker page, and rows per Arrow batch, unless ``pageSize`` says otherwise.
+DEFAULT_PAGE_SIZE: Final = 1000
+
+_TRUE: Final = frozenset({"true"})
+_BOOLEANS: Final = frozenset({"true", "false"})
+
+
+class _Options:
+    """The options Spark passed, looked up case-insensitively."""
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        self._values = {str(key).lower(): value for key, value in options.items()}
+
+    def text(self, name: str) -> str | None:
+        value = self._values.get(name.lower())
+        return None if value is None else str(value)
+
+    def integer(self, name: str, default: int | None, minimum: int) -> int | None:
+        text = self.text(name)
+        if text is None:
+            return default
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ValueError(f"option {name} is {text!r}; expected a whole number") from None
+        if value < minimum:
+            raise ValueError(f"option {name} is {text!r}; it must be at least {minimum}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        text = self.text(name)
+        if text is None:
+            return default
+        if text.strip().lower() not in _BOOLEANS:
+            raise ValueError(f"option {name} is {text!r}; expected true or false")
+        return text.strip().lower() in _TRUE
+
+    def refuse(self, name: str, why: str) -> None:
+        text = self.text(name)
+        if text is not None:
+            raise ValueError(f"option {name} ({text!r}) {why}")
+
+
+def _destination(options: _Options, name: str, *, required: bool) -> Queue | Topic | None:
+    text = options.text(name)
+    if text is None:
+        if required:
+            raise ValueError(f"option {name} is missing; give queue://NAME or topic://NAME")
+        return None
+    try:
+        destination = Destination.parse(text.strip())
+    except JMSException:
+        raise ValueError(
+            f"option {name} is {text!r}; expected queue://NAME or topic://NAME"
+        ) from None
+    if isinstance(destination, TemporaryQueue | TemporaryTopic):
+        raise ValueError(
+            f"option {name} is {text!r}: a temporary destination lives only as long as the "
+            "connection that made it, so a pipeline cannot use it"
+        )
+    assert isinstance(destination, Queue | Topic)
+    return destination
+
+
+def _selector(options: _Options) -> str | None:
+    text = options.text("selector")
+    if text is None or not text.strip():
+        return None
+    try:
+        Selector(text)
+    except JMSException as error:
+        raise ValueError(f"option selector is {text!r}: {error}") from None
+    return text
+
+
+def _broker(options: _Options) -> tuple[str, str | None, str | None]:
+    url = options.text("url")
+    if url is None or not url.strip():
+        raise ValueError(
+            "option url is missing; give the broker's URL, e.g. stomp://HOST:61613 (Spark runs "
+            "readers and writers in other processes, so they need a broker on the network)"
+        )
+    return url.strip(), options.text("user"), options.text("password")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """What ``spark.read``/``readStream.format("jms")`` reads (see docs/spark.md, options).
+
+    Exactly one of ``url`` (a broker) and ``store`` (a store directory, read-only) is set.
+    ``starting``/``ending`` are next sequence numbers, ``EARLIEST`` or ``LATEST``.
+    """
+
+    url: str | None
+    store: str | None
+    user: str | None
+    password: str | None
+    destination: Queue | Topic
+    subscription_name: str | None
+    client_id: str | None
+    selector: str | None
+    starting: int
+    ending: int
+    min_partitions: int
+    max_offsets_per_partition: int
+    max_offsets_per_trigger: int | None
+    fail_on_data_loss: bool
+    page_size: int
+
+    @property
+    def key(self) -> str:
+        """The destination's text, the key of this source's offsets."""
+        return str(self.destination)
+
+    @property
+    def source(self) -> RangeSource:
+        """What the broker reads: the queue, or the named durable subscription of the topic."""
+        if isinstance(self.destination, Topic):
+            assert self.subscription_name is not None
+            return TopicSubscription(self.destination, self.subscription_name, self.client_id)
+        return self.destination
+
+    @staticmethod
+    def parse(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
+        found = _Options(options)
+        store = found.text("store")
+        if store is not None:
+            url, user, password = None, None, None
+            found.refuse("url", "cannot be given with option store: read a broker or a store")
+            if streaming:
+                raise ValueError(
+                    f"option store ({store!r}) is for batch reads: a store directory does not "
+                    "change while it is read; stream from the broker (option url) instead"
+                )
+            found.refuse(
+                "selector",
+                "is evaluated by a broker, and a store read has none: filter the DataFrame with "
+                "jms.spark.selector_to_column(...) instead",
+            )
+        else:
+            url, user, password = _broker(found)
+        destination = _destination(found, "destination", required=True)
+        assert destination is not None
+        subscription_name = found.text("subscriptionName")
+        client_id = found.text("clientId")
+        if isinstance(destination, Topic):
+            if not subscription_name:
+                raise ValueError(
+                    f"option destination is {destination}, a topic, which keeps nothing for "
+                    "readers: give option subscriptionName (and clientId, if the durable "
+                    "subscription has one) to read a durable subscription of it"
+                )
+        else:
+            for name in ("subscriptionName", "clientId"):
+                found.refuse(name, f"names a durable subscription, but {destination} is a queue")
+        key = str(destination)
+        if streaming:
+            found.refuse("endingOffsets", "is for batch reads; a stream has no end")
+            starting_text = found.text("startingOffsets") or "latest"
+            ending = LATEST
+        else:
+            for name in ("maxOffsetsPerTrigger",):
+                found.refuse(name, "is for streaming reads (spark.readStream)")
+            starting_text = found.text("startingOffsets") or "earliest"
+            ending = parse_offset_option(
+                "endingOffsets",
+                found.text("endingOffsets") or "latest",
+                key,
+                earliest_allowed=False,
+            )
+        starting = parse_offset_option("startingOffsets", starting_text, key, earliest_allowed=True)
+        if starting >= 1 and ending >= 1 and starting > ending:
+            raise ValueError(
+                f"option startingOffsets ({starting}) is beyond option endingOffsets ({ending}) "
+                f"for {key}"
+            )
+        min_partitions = found.integer("minPartitions", 1, 1)
+        per_partition = found.integer(
+            "maxOffsetsPerPartition", DEFAULT_MAX_OFFSETS_PER_PARTITION, 1
+        )
+        page_size = found.integer("pageSize", DEFAULT_PAGE_SIZE, 1)
+        assert min_partitions is not None and per_partition is not None and page_size is not None
+        return SourceOptions(
+            url=url,
+            store=store,
+            user=user,
+            password=password,
+            destination=destination,
+            subscription_name=subscription_name,
+            client_id=client_id,
+            selector=_selector(found),
+            starting=starting,
+            ending=ending,
+            min_partitions=min_partitions,
+            max_offsets_per_partition=per_partition,
+            max_offsets_per_trigger=found.integer("maxOffsetsPerTrigger", None, 1),
+            fail_on_data_loss=found.boolean("failOnDataLoss", True),
+            page_size=page_size,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SinkOptions:
+    """Where ``df.write``/``writeStream.format("jms")`` publishes (see docs/spark.md, the sink).
+
+    ``destination`` None: each row names its own in a ``destination`` column. ``sink_id`` names
+    the sink whose batch ids are remembered (idempotent batches): the ``sinkId`` option, else,
+    for streams, a digest of ``checkpointLocation``. ``batch_id`` is a batch write's own
+    ``batchId`` option (for ``foreachBatch``), which needs ``sinkId``.
+    """
+
+    url: str
+    user: str | None
+    password: str | None
+    destination: Queue | Topic | None
+    sink_id: str | None
+    batch_id: int | None
+    page_size: int
+
+    @staticmethod
+    def parse(options: Mapping[str, str], *, streaming: bool) -> SinkOptions:
+        found = _Options(options)
+        url, user, password = _broker(found)
+        sink_id = found.text("sinkId")
+        if sink_id is not None:
+            sink_id = sink_id.strip()
+            if not sink_id or not all(c.isalnum() or c in "-_." for c in sink_id):
+                raise ValueError(
+                    f"option sinkId is {found.text('sinkId')!r}; use letters, digits, '-', '_' "
+                    "and '.' (it becomes part of queue names)"
+                )
+        batch_id = found.integer("batchId", None, 0)
+        if streaming:
+            found.refuse("batchId", "is for batch writes; a stream numbers its own batches")
+            if sink_id is None:
+                checkpoint = found.text("checkpointLocation")
+                if checkpoint is None:
+                    raise ValueError(
+                        "a streaming write to jms needs option sinkId or option "
+                        "checkpointLocation (given with .option(), not only as a Spark conf): "
+                        "the sink remembers which batches it published under that name"
+                    )
+                sink_id = "ckpt-" + hashlib.sha256(checkpoint.encode("utf-8")).hexdigest()[:20]
+        elif batch_id is not None and sink_id is None:
+            raise ValueError(
+                f"option batchId ({batch_id}) needs option sinkId: a batch id is remembered per sink"
+            )
+        page_size = found.integer("pageSize", DEFAULT_PAGE_SIZE, 1)
+        assert page_size is not None
+        return SinkOptions(
+            url=url,
+            user=user,
+            password=password,
+            destination=_destination(found, "destination", required=False),
+            sink_id=sink_id,
+            batch_id=batch_id,
+            page_size=page_size,
+        )

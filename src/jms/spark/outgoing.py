@@ -1,0 +1,248 @@
+"""Rows a ``format("jms")`` sink receives, as the messages it publishes: ``OutgoingRows``.
+
+Two layouts are accepted, decided once from the DataFrame's schema (and refused there, naming the
+column, when neither fits):
+
+- **full**: the columns of ``MESSAGE_SCHEMA`` (it has ``body_type``) — each row is the message
+  ``from_rows`` builds, every header, typed property and body kept;
+- **simple**: a body column, ``value`` (string → TextMessage, binary → BytesMessage) or ``text``
+  (string), optional header columns named as in ``MESSAGE_SCHEMA`` (``destination``,
+  ``correlation_id``, ``type``, ``priority``, ``delivery_mode``, ``reply_to``), and any other
+  column becomes a property of its column's Java type (boolean, byte, short, int, long, float,
+  double, String; a null leaves the property unset).
+
+The sink's ``destination`` option replaces each row's destination; without it every row must
+name one. ``JMSXDeliveryCount`` (``delivery_count``) is never carried over: the receiving broker
+counts deliveries itself. This module builds messages and never sends them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pyarrow as pa
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+)
+
+from jms.errors import JMSException, MessageFormatException
+from jms.message import BytesMessage, Destination, Message, TextMessage
+from jms.spark.rows import from_rows
+from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA
+
+__all__ = ["OutgoingRows"]
+
+_SETTERS: Final[dict[type[DataType], str]] = {
+    BooleanType: "set_boolean_property",
+    ByteType: "set_byte_property",
+    ShortType: "set_short_property",
+    IntegerType: "set_int_property",
+    LongType: "set_long_property",
+    FloatType: "set_float_property",
+    DoubleType: "set_double_property",
+    StringType: "set_string_property",
+}
+#: Header columns the simple layout reads, with the Spark type each must have.
+_HEADERS: Final[dict[str, DataType]] = {
+    "destination": StringType(),
+    "correlation_id": StringType(),
+    "type": StringType(),
+    "priority": IntegerType(),
+    "delivery_mode": StringType(),
+    "reply_to": StringType(),
+}
+_DELIVERY_MODES: Final = {name: mode for mode, name in DELIVERY_MODE_NAMES.items()}
+
+
+def _same_type(left: DataType, right: DataType) -> bool:
+    """Equal but for nullability (Spark marks computed columns nullable as it likes)."""
+    return _without_nullability(left.jsonValue()) == _without_nullability(right.jsonValue())
+
+
+def _without_nullability(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: _without_nullability(item)
+            for key, item in value.items()
+            if key not in ("nullable", "containsNull", "valueContainsNull", "metadata")
+        }
+    if isinstance(value, list):
+        return [_without_nullability(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Simple:
+    body: str
+    body_is_text: bool
+    headers: tuple[str, ...]
+    properties: tuple[tuple[str, str], ...]  # (column, setter name)
+
+
+class OutgoingRows:
+    """How rows of one schema become messages; made (and checked) where the write is planned."""
+
+    def __init__(self, schema: StructType, destination: Destination | None) -> None:
+        self._destination = destination
+        names = schema.fieldNames()
+        self._simple: _Simple | None = None
+        if "body_type" in names:
+            self._check_full(schema)
+        else:
+            self._simple = self._plan_simple(schema)
+        if destination is None and "destination" not in names:
+            raise ValueError(
+                "the rows name no destination (no destination column) and option destination "
+                "is not set: say where the messages go"
+            )
+
+    @staticmethod
+    def _check_full(schema: StructType) -> None:
+        given = {field.name: field.dataType for field in schema.fields}
+        missing = [name for name in MESSAGE_SCHEMA.names if name not in given]
+        extra = [name for name in given if name not in MESSAGE_SCHEMA.names]
+        if missing or extra:
+            raise ValueError(
+                "a DataFrame with a body_type column is written as MESSAGE_SCHEMA rows, but "
+                + "; ".join(
+                    part
+                    for part in (
+                        f"it lacks {', '.join(missing)}" if missing else "",
+                        f"it also has {', '.join(extra)}" if extra else "",
+                    )
+                    if part
+                )
+            )
+        for field in MESSAGE_SCHEMA.fields:
+            if not _same_type(given[field.name], field.dataType):
+                raise ValueError(
+                    f"column {field.name} is {given[field.name].simpleString()}; MESSAGE_SCHEMA "
+                    f"has {field.dataType.simpleString()}"
+                )
+
+    @staticmethod
+    def _plan_simple(schema: StructType) -> _Simple:
+        fields = {field.name: field.dataType for field in schema.fields}
+        bodies = [name for name in ("value", "text") if name in fields]
+        if len(bodies) != 1:
+            raise ValueError(
+                "rows to publish need exactly one body column, value (string or binary) or text "
+                f"(string), or the MESSAGE_SCHEMA columns; got columns {', '.join(fields)}"
+            )
+        body = bodies[0]
+        body_type = fields[body]
+        allowed = (StringType, BinaryType) if body == "value" else (StringType,)
+        if not isinstance(body_type, allowed):
+            raise ValueError(
+                f"column {body} is {body_type.simpleString()}; it must be "
+                + (" or ".join(t().simpleString() for t in allowed))
+            )
+        headers = []
+        properties = []
+        probe = Message()
+        for name, data_type in fields.items():
+            if name == body:
+                continue
+            if name in _HEADERS:
+                if not _same_type(data_type, _HEADERS[name]):
+                    raise ValueError(
+                        f"column {name} (the JMS header) is {data_type.simpleString()}; it must "
+                        f"be {_HEADERS[name].simpleString()}"
+                    )
+                headers.append(name)
+                continue
+            setter = _SETTERS.get(type(data_type))
+            if setter is None:
+                raise ValueError(
+                    f"column {name} is {data_type.simpleString()}, which no message property "
+                    "can hold; cast it to boolean, tinyint, smallint, int, bigint, float, double "
+                    "or string, or drop it"
+                )
+            try:
+                probe.set_string_property(name, "")
+            except ValueError as error:
+                raise ValueError(f"column {name} cannot be a message property: {error}") from None
+            properties.append((name, setter))
+        return _Simple(body, isinstance(body_type, StringType), tuple(headers), tuple(properties))
+
+    def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
+        """The messages of one Arrow batch of rows, each with its destination set."""
+        rows = batch.to_pylist()
+        if self._simple is None:
+            for row in rows:
+                row["delivery_count"] = None
+            built: Iterator[Message] = iter(from_rows(rows))
+        else:
+            built = (self._simple_message(row, index) for index, row in enumerate(rows))
+        for index, message in enumerate(built):
+            if self._destination is not None:
+                message.set_jms_destination(self._destination)
+            elif message.get_jms_destination() is None:
+                raise MessageFormatException(
+                    f"row {index} has a null destination and option destination is not set"
+                )
+            yield message
+
+    def _simple_message(self, row: dict[str, Any], index: int) -> Message:
+        simple = self._simple
+        assert simple is not None
+        try:
+            content = row[simple.body]
+            if simple.body_is_text:
+                message: Message = TextMessage(content)
+            else:
+                message = BytesMessage()
+                if content is not None:
+                    message.write_bytes(content)
+            for name in simple.headers:
+                _HEADER_SETTERS[name](message, row[name])
+            for name, setter in simple.properties:
+                value = row[name]
+                if value is not None:
+                    getattr(message, setter)(name, value)
+        except (JMSException, TypeError, ValueError) as error:
+            raise MessageFormatException(f"row {index} does not make a message: {error}") from error
+        return message
+
+
+def _set_destination(message: Message, value: str | None) -> None:
+    message.set_jms_destination(None if value is None else Destination.parse(value))
+
+
+def _set_reply_to(message: Message, value: str | None) -> None:
+    message.set_jms_reply_to(None if value is None else Destination.parse(value))
+
+
+def _set_priority(message: Message, value: int | None) -> None:
+    if value is not None:
+        message.set_jms_priority(value)
+
+
+def _set_delivery_mode(message: Message, value: str | None) -> None:
+    if value is None:
+        return
+    if value not in _DELIVERY_MODES:
+        raise ValueError(f"delivery_mode is {value!r}; expected PERSISTENT or NON_PERSISTENT")
+    message.set_jms_delivery_mode(_DELIVERY_MODES[value])
+
+
+_HEADER_SETTERS: Final[dict[str, Callable[[Message, Any], None]]] = {
+    "destination": _set_destination,
+    "correlation_id": lambda message, value: message.set_jms_correlation_id(value),
+    "type": lambda message, value: message.set_jms_type(value),
+    "priority": _set_priority,
+    "delivery_mode": _set_delivery_mode,
+    "reply_to": _set_reply_to,
+}

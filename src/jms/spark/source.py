@@ -1,0 +1,304 @@
+"""The readers of ``format("jms")``: a destination (or a store directory) as batches of rows in
+``MESSAGE_SCHEMA``, read by sequence number range, in parallel partitions.
+
+Planning (``partitions``, ``initialOffset``, ``latestOffset``, ``commit``) runs in a Python process
+next to the Spark driver; ``read`` runs in Python workers on executors, possibly on other
+machines. So a partition carries everything it needs — the options and its range — and ``read``
+opens its own connection (``jms.client``; a broker is reached only through it) or its own
+read-only ``StoreSnapshot``. ``read`` never consumes: a retried task reads the same messages
+again. For streams, ``commit(end)`` is the one place that consumes (the cursor commit
+``acknowledge_through``), and Spark calls it only once every batch up to ``end`` is in the sink,
+so a query killed at any moment and restarted from its checkpoint reads on where its last
+committed batch ended: nothing lost, nothing twice (docs/spark.md, "Exactly once"). Starting a
+stream on a topic creates its durable subscription when it does not exist yet — the only other
+effect a reader has on the broker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    DataSourceStreamReader,
+    Filter,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from jms.client import Connection, ConnectionFactory, SequenceReader, TopicSubscription
+from jms.errors import InvalidDestinationException
+from jms.spark.offsets import (
+    EARLIEST,
+    LATEST,
+    SequenceRange,
+    offset_dict,
+    seq_of_offset,
+    split_range,
+)
+from jms.spark.options import SourceOptions
+from jms.spark.pushdown import filter_to_selector
+from jms.spark.rows import to_arrow
+from jms.store.snapshot import StoreSnapshot
+
+if TYPE_CHECKING:
+    from jms.message import Message
+
+__all__ = ["JmsBatchReader", "JmsStreamReader", "RangePartition", "read_range"]
+
+logger = logging.getLogger(__name__)
+
+
+class RangePartition(InputPartition):
+    """One Spark task's share of a read: the sequence numbers ``start <= seq < end``."""
+
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__((start, end))
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"RangePartition({self.start}, {self.end})"
+
+
+def _connect(options: SourceOptions) -> Connection:
+    assert options.url is not None
+    return ConnectionFactory(options.url).create_connection(options.user, options.password)
+
+
+def _batches(pages: Iterator[list[tuple[int, Message]]]) -> Iterator[pa.RecordBatch]:
+    for page in pages:
+        yield from to_arrow(message for _, message in page).to_batches()
+
+
+def read_range(
+    options: SourceOptions, part: RangePartition, selector: str | None
+) -> Iterator[pa.RecordBatch]:
+    """The messages numbered ``part.start`` to ``part.end - 1`` (matching ``selector``) as Arrow
+    record batches in ``MESSAGE_SCHEMA``, one per page; consumes nothing."""
+    if part.end <= part.start:
+        return
+    if options.store is not None:
+        with StoreSnapshot(options.store) as snapshot:
+            key = snapshot.queue_key(
+                options.destination, options.subscription_name, options.client_id
+            )
+            start = part.start
+            while start < part.end:
+                page = snapshot.read(key, start, part.end - 1, options.page_size)
+                if not page:
+                    return
+                yield from _batches(iter([page]))
+                start = page[-1][0] + 1
+        return
+    with _connect(options) as connection:
+        reader = connection.create_session().create_sequence_reader(options.source, selector)
+        yield from _batches(reader.read(part.start, part.end - 1, options.page_size))
+
+
+def _bounds(options: SourceOptions) -> tuple[int | None, int]:
+    """(lowest number present, last number handed out) of the source; a planning step."""
+    if options.store is not None:
+        with StoreSnapshot(options.store) as snapshot:
+            key = snapshot.queue_key(
+                options.destination, options.subscription_name, options.client_id
+            )
+            bounds = snapshot.sequence_bounds(key)
+        return (None, 0) if bounds is None else bounds
+    with _connect(options) as connection:
+        reader = connection.create_session().create_sequence_reader(options.source)
+        return reader.first_sequence(), reader.last_sequence()
+
+
+def _resolve(offset: int, first: int | None, last: int) -> int:
+    """A next sequence number for ``EARLIEST``/``LATEST``/a number, given the source's bounds."""
+    if offset == EARLIEST:
+        return first if first is not None else last + 1
+    if offset == LATEST:
+        return last + 1
+    return offset
+
+
+class JmsBatchReader(DataSourceReader):
+    """``spark.read.format("jms")``: one offset range, split into partitions, read once.
+
+    ``pushFilters`` turns simple filters on header columns into selector conditions the broker
+    evaluates (``jms.spark.pushdown``); Spark keeps evaluating every other filter.
+    """
+
+    def __init__(self, options: SourceOptions) -> None:
+        self._options = options
+        self._pushed: list[str] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        for candidate in filters:
+            condition = None if self._options.store is not None else filter_to_selector(candidate)
+            if condition is None:
+                yield candidate
+            else:
+                self._pushed.append(condition)
+
+    @property
+    def selector(self) -> str | None:
+        """The selector the broker applies: the ``selector`` option and every pushed filter."""
+        parts = ([self._options.selector] if self._options.selector else []) + self._pushed
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        return " AND ".join(f"({part})" for part in parts)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        options = self._options
+        first, last = _bounds(options)
+        start = _resolve(options.starting, first, last)
+        end = _resolve(options.ending, first, last)
+        if start >= end:
+            return []
+        return [
+            RangePartition(part.start, part.end)
+            for part in split_range(
+                SequenceRange(start, end), options.min_partitions, options.max_offsets_per_partition
+            )
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangePartition)
+        return read_range(self._options, partition, self.selector)
+
+
+class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream.format("jms")``: offsets are next sequence numbers; ``commit(end)``
+    consumes every message numbered below ``end`` (the cursor commit) and nothing else does.
+
+    The planning methods share one connection, opened at first use and closed by ``stop``; it is
+    never pickled (``read`` runs elsewhere and connects on its own).
+    """
+
+    def __init__(self, options: SourceOptions) -> None:
+        self._options = options
+        self._connection: Connection | None = None
+        self._reader: SequenceReader | None = None
+        self._available_now: int | None = None
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_connection": None, "_reader": None}
+
+    def _sequences(self) -> SequenceReader:
+        if self._reader is None:
+            self._connection = _connect(self._options)
+            session = self._connection.create_session()
+            self._reader = session.create_sequence_reader(self._options.source)
+        return self._reader
+
+    def _offset(self, offset: dict[str, int], what: str) -> int:
+        return seq_of_offset(offset, self._options.key, what)
+
+    def initialOffset(self) -> dict[str, int]:
+        options = self._options
+        if isinstance(options.source, TopicSubscription):
+            self._ensure_subscription(options.source)
+        reader = self._sequences()
+        first = reader.first_sequence()
+        return offset_dict(options.key, _resolve(options.starting, first, reader.last_sequence()))
+
+    def _ensure_subscription(self, source: TopicSubscription) -> None:
+        """Create the durable subscription (with the ``selector`` option as its selector) unless
+        it exists; an existing one is left exactly as it is."""
+        reader = self._sequences()
+        try:
+            reader.first_sequence()
+            return
+        except InvalidDestinationException:
+            pass
+        options = self._options
+        assert options.url is not None
+        factory = ConnectionFactory(options.url, client_id=source.client_id)
+        with factory.create_connection(options.user, options.password) as connection:
+            session = connection.create_session()
+            session.create_durable_consumer(source.topic, source.name, options.selector).close()
+        logger.info("created %s for a streaming read", source)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self._options.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._available_now = self._sequences().last_sequence() + 1
+
+    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+        options = self._options
+        start_seq = self._offset(start, "the start offset")
+        reader = self._sequences()
+        if isinstance(options.source, TopicSubscription):
+            try:
+                reader.first_sequence()
+            except InvalidDestinationException as error:
+                if options.fail_on_data_loss:
+                    raise InvalidDestinationException(
+                        f"{error.reason}: it was deleted while this stream read it, so the "
+                        "messages published meanwhile are lost (set option failOnDataLoss to "
+                        "false to subscribe again and carry on)"
+                    ) from error
+                self._ensure_subscription(options.source)
+        end = reader.last_sequence() + 1
+        if end < start_seq:
+            if options.fail_on_data_loss:
+                raise ValueError(
+                    f"{options.key} has handed out numbers only up to {end - 1}, but this stream "
+                    f"already read up to {start_seq - 1}: the destination's numbering started "
+                    "over (a new store?), so what its checkpoint says no longer matches it (set "
+                    "option failOnDataLoss to false to carry on from the checkpoint's offset)"
+                )
+            logger.warning(
+                "%s: numbers restarted below this stream's offset %d; waiting for them",
+                options.key,
+                start_seq,
+            )
+            return offset_dict(options.key, start_seq)
+        if self._available_now is not None:
+            end = min(end, max(self._available_now, start_seq))
+        if isinstance(limit, ReadMaxRows):
+            end = min(end, start_seq + limit.max_rows)
+        return offset_dict(options.key, end)
+
+    def reportLatestOffset(self) -> dict[str, int]:
+        return offset_dict(self._options.key, self._sequences().last_sequence() + 1)
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        start_seq = self._offset(start, "the start offset")
+        end_seq = self._offset(end, "the end offset")
+        if end_seq <= start_seq:
+            return []
+        options = self._options
+        return [
+            RangePartition(part.start, part.end)
+            for part in split_range(
+                SequenceRange(start_seq, end_seq),
+                options.min_partitions,
+                options.max_offsets_per_partition,
+            )
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, RangePartition)
+        return read_range(self._options, partition, self._options.selector)
+
+    def commit(self, end: dict[str, int]) -> None:
+        through = self._offset(end, "the committed offset") - 1
+        consumed = self._sequences().acknowledge_through(through)
+        logger.debug("%s: committed through %d (%d consumed)", self._options.key, through, consumed)
+
+    def stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = None
+        self._reader = None

@@ -1,0 +1,100 @@
+"""``StoreSnapshot``: a read-only view of a SQLite store directory — a stopped broker's store, or a
+copy of a live one (docs/storage.md says how to take it) — for readers such as the Spark source.
+
+It opens ``jms-store.sqlite3`` with ``mode=ro``: it never writes, never takes the directory lock
+(so a copy can be read while its broker runs elsewhere) and never changes what a broker would
+recover. It reads what a broker would hold: the entries of a queue or durable subscription by
+sequence number, each message as the broker's browse shows it (``JMSRedelivered`` set when it was
+delivered before). It knows the schema of ``jms.store.sqlite`` and refuses any other version.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from jms.errors import IllegalStateException, InvalidDestinationException
+from jms.message import Message, Queue, Topic
+from jms.message.codec import decode
+from jms.store.sqlite import DATABASE_NAME, SCHEMA_VERSION
+
+__all__ = ["StoreSnapshot"]
+
+
+class StoreSnapshot:
+    """The store in ``directory``, read-only; a context manager."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        path = self.directory / DATABASE_NAME
+        if not path.is_file():
+            raise IllegalStateException(
+                f"{str(self.directory)!r} holds no jms store: {DATABASE_NAME} is not there"
+            )
+        try:
+            self._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            (version,) = self._db.execute("PRAGMA user_version").fetchone()
+        except sqlite3.Error as error:
+            raise IllegalStateException(
+                f"cannot read the store in {str(self.directory)!r}: {error}"
+            ) from error
+        if version != SCHEMA_VERSION:
+            self._db.close()
+            raise IllegalStateException(
+                f"the store in {str(self.directory)!r} has schema version {version}; this jms "
+                f"reads version {SCHEMA_VERSION}"
+            )
+
+    def __enter__(self) -> StoreSnapshot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def queue_key(
+        self,
+        destination: Queue | Topic,
+        subscription_name: str | None = None,
+        client_id: str | None = None,
+    ) -> str:
+        """The store's name for a queue, or for the durable subscription ``subscription_name``
+        (of ``client_id``) of a topic; ``InvalidDestinationException`` if the store has none."""
+        if isinstance(destination, Queue):
+            return str(destination)
+        row = self._db.execute(
+            "SELECT key, topic FROM subscriptions WHERE name = ? AND client_id IS ?",
+            (subscription_name, client_id),
+        ).fetchone()
+        if row is None or row[1] != str(destination):
+            found = f"it is on {row[1]}" if row is not None else "there is none"
+            raise InvalidDestinationException(
+                f"the store in {str(self.directory)!r} has no durable subscription "
+                f"{subscription_name!r} (client ID {client_id!r}) of {destination}: {found}"
+            )
+        return str(row[0])
+
+    def sequence_bounds(self, key: str) -> tuple[int, int] | None:
+        """``(first, last)`` sequence numbers of the messages ``key`` holds, None if none."""
+        first, last = self._db.execute(
+            "SELECT min(seq), max(seq) FROM entries WHERE queue = ?", (key,)
+        ).fetchone()
+        return None if first is None else (int(first), int(last))
+
+    def read(self, key: str, start_seq: int, end_seq: int, limit: int) -> list[tuple[int, Message]]:
+        """Up to ``limit`` messages of ``key`` numbered ``start_seq`` to ``end_seq``, in order."""
+        rows = self._db.execute(
+            "SELECT e.seq, e.delivery_count, m.data FROM entries e "
+            "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+            "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
+            (key, start_seq, end_seq, limit),
+        ).fetchall()
+        found = []
+        for seq, delivery_count, data in rows:
+            message = decode(data)
+            message.set_jms_redelivered(delivery_count > 0)
+            found.append((int(seq), message))
+        return found

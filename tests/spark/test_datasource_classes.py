@@ -1,0 +1,534 @@
+"""The ``jms`` data source's readers and writers driven directly, the way Spark calls them but
+without a JVM: partitions planned, partitions read (after a pickle trip, as on an executor),
+offsets, commits, staging and idempotent publishing, against a real in-process broker."""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.datasource import EqualTo, GreaterThan, InputPartition, StringStartsWith
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+
+from jms.broker import close_embedded_broker
+from jms.client import ConnectionFactory, Session, TopicSubscription
+from jms.errors import InvalidDestinationException, JMSException
+from jms.message import MapMessage, Message, Queue, TextMessage, Topic
+from jms.spark import MESSAGE_ARROW_SCHEMA, MESSAGE_SCHEMA, from_rows, to_arrow
+from jms.spark.datasource import JmsDataSource
+from jms.spark.options import SinkOptions, SourceOptions
+from jms.spark.sink import COMMITS_PREFIX, STAGING_PREFIX, JmsBatchWriter, JmsStreamWriter
+from jms.spark.source import JmsBatchReader, JmsStreamReader, RangePartition
+from jms.types import Long, Short
+from tests.strategies import message_fingerprint
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    name = f"memory://spark-{uuid.uuid4().hex[:12]}"
+    yield name
+    close_embedded_broker(name)
+
+
+@pytest.fixture
+def session(url: str) -> Iterator[Session]:
+    connection = ConnectionFactory(url).create_connection()
+    connection.start()
+    yield connection.create_session()
+    connection.close()
+
+
+def _orders(
+    session: Session, count: int, destination: Queue | Topic | None = None
+) -> list[Message]:
+    producer = session.create_producer(destination or session.create_queue("orders"))
+    sent: list[Message] = []
+    for number in range(count):
+        if number % 3 == 2:
+            message: Message = session.create_map_message()
+            assert isinstance(message, MapMessage)
+            message.set_short("qty", Short(number))
+        else:
+            message = session.create_text_message(f"order {number}")
+        message.set_long_property("n", Long(number))
+        message.set_string_property("color", "red" if number % 2 else "blue")
+        message.set_jms_type("car" if number < count // 2 else "truck")
+        producer.send(message, priority=number % 10)
+        sent.append(message)
+    return sent
+
+
+def _content(message: Message) -> tuple[Any, ...]:
+    """Class, type, properties and body: what a copy keeps (headers are stamped anew)."""
+    fingerprint = message_fingerprint(message)
+    return fingerprint[0], fingerprint[8], fingerprint[-2], fingerprint[-1]
+
+
+def _roundtrip(reader: Any) -> Any:
+    """The reader as an executor gets it: pickled and unpickled."""
+    return pickle.loads(pickle.dumps(reader))
+
+
+def _read(reader: Any, partitions: list[InputPartition]) -> list[Message]:
+    executor_side = _roundtrip(reader)
+    rows: list[dict[str, Any]] = []
+    for partition in partitions:
+        for batch in executor_side.read(_roundtrip(partition)):
+            assert isinstance(batch, pa.RecordBatch)
+            assert batch.schema == MESSAGE_ARROW_SCHEMA
+            rows += batch.to_pylist()
+    return from_rows(rows)
+
+
+def _texts(session: Session, queue: str) -> list[str]:
+    return [
+        m.get_text() if isinstance(m, TextMessage) else type(m).__name__
+        for m in session.create_browser(session.create_queue(queue))
+    ]
+
+
+def _source(url: str, streaming: bool = False, **options: str) -> SourceOptions:
+    return SourceOptions.parse(
+        {"url": url, "destination": "queue://orders", **options}, streaming=streaming
+    )
+
+
+# --- batch reads --------------------------------------------------------------------------------
+
+
+def test_a_batch_read_splits_the_range_and_reads_every_message_without_consuming(
+    url: str, session: Session
+) -> None:
+    sent = _orders(session, 25)
+    reader = JmsBatchReader(_source(url, minPartitions="3", pageSize="4"))
+    partitions = list(reader.partitions())
+    assert [(p.start, p.end) for p in partitions] == [(1, 10), (10, 18), (18, 26)]
+    read = _read(reader, partitions)
+    assert [message_fingerprint(m) for m in read] == [message_fingerprint(m) for m in sent]
+    assert len(_texts(session, "orders")) == 25  # nothing consumed
+    assert [len(list(_roundtrip(reader).read(p))) for p in partitions] == [3, 2, 2]  # 4 a page
+
+
+def test_offsets_bound_a_batch_read_and_an_empty_range_has_no_partitions(
+    url: str, session: Session
+) -> None:
+    _orders(session, 10)
+    reader = JmsBatchReader(
+        _source(
+            url,
+            startingOffsets='{"queue://orders": 4}',
+            endingOffsets='{"queue://orders": 8}',
+            maxOffsetsPerPartition="2",
+        )
+    )
+    partitions = list(reader.partitions())
+    assert [(p.start, p.end) for p in partitions] == [(4, 6), (6, 8)]
+    assert [m.get_long_property("n") for m in _read(reader, partitions)] == [3, 4, 5, 6]
+    assert list(JmsBatchReader(_source(url, startingOffsets="latest")).partitions()) == []
+    session.create_sequence_reader(session.create_queue("orders")).acknowledge_through(6)
+    earliest = JmsBatchReader(_source(url)).partitions()
+    assert [(p.start, p.end) for p in earliest] == [(7, 11)]  # earliest is what is there
+
+
+def test_the_selector_option_and_pushed_filters_are_applied_by_the_broker(
+    url: str, session: Session
+) -> None:
+    _orders(session, 20)
+    reader = JmsBatchReader(_source(url, selector="color = 'red'"))
+    offered = [
+        EqualTo(("type",), "car"),
+        GreaterThan(("priority",), 4),
+        EqualTo(("properties",), "x"),  # not a header: stays with Spark
+        StringStartsWith(("message_id",), "ID:"),
+    ]
+    kept = list(reader.pushFilters(offered))
+    assert kept == [offered[2]]
+    assert reader.selector == (
+        "(color = 'red') AND (JMSType = 'car') AND (JMSPriority > 4) AND "
+        "(JMSMessageID LIKE 'ID:%' ESCAPE '\\')"
+    )
+    numbers = [m.get_long_property("n") for m in _read(reader, list(reader.partitions()))]
+    assert numbers == [5, 7, 9]
+
+
+def test_a_durable_subscription_is_read_and_an_unknown_one_is_named(
+    url: str, session: Session
+) -> None:
+    topic = session.create_topic("prices")
+    subscriber = ConnectionFactory(url, client_id="archiver").create_connection()
+    subscriber.create_session().create_durable_consumer(topic, "archive").close()
+    subscriber.close()
+    _orders(session, 6, topic)
+    options = {
+        "destination": "topic://prices",
+        "subscriptionName": "archive",
+        "clientId": "archiver",
+    }
+    reader = JmsBatchReader(SourceOptions.parse({"url": url, **options}, streaming=False))
+    assert [m.get_long_property("n") for m in _read(reader, list(reader.partitions()))] == list(
+        range(6)
+    )
+    wrong = JmsBatchReader(
+        SourceOptions.parse({"url": url, **options, "subscriptionName": "nope"}, streaming=False)
+    )
+    with pytest.raises(InvalidDestinationException, match="'nope'"):
+        list(wrong.partitions())
+
+
+def test_a_store_directory_is_read_straight_from_its_sqlite_file(
+    tmp_path: Path, session: Session
+) -> None:
+    store_url = f"embedded://{tmp_path}"
+    try:
+        with ConnectionFactory(store_url).create_connection() as connection:
+            sent = _orders(connection.create_session(), 7)
+        options = SourceOptions.parse(
+            {"store": str(tmp_path), "destination": "queue://orders", "minPartitions": "2"},
+            streaming=False,
+        )
+        reader = JmsBatchReader(options)
+        partitions = list(reader.partitions())
+        assert [(p.start, p.end) for p in partitions] == [(1, 5), (5, 8)]
+        read = _read(reader, partitions)
+        assert [m.get_jms_message_id() for m in read] == [m.get_jms_message_id() for m in sent]
+        assert list(reader.pushFilters([EqualTo(("type",), "car")])) == [
+            EqualTo(("type",), "car")
+        ]  # no broker to push to: Spark filters
+    finally:
+        close_embedded_broker(store_url)
+
+
+# --- streaming reads ----------------------------------------------------------------------------
+
+
+def test_a_stream_reads_ranges_and_only_commit_consumes(url: str, session: Session) -> None:
+    _orders(session, 12)
+    options = _source(url, streaming=True, startingOffsets="earliest", maxOffsetsPerTrigger="5")
+    reader = JmsStreamReader(options)
+    assert reader.getDefaultReadLimit() == ReadMaxRows(5)
+    start = reader.initialOffset()
+    assert start == {"queue://orders": 1}
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    assert end == {"queue://orders": 6}
+    assert reader.reportLatestOffset() == {"queue://orders": 13}
+    first = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in first] == [0, 1, 2, 3, 4]
+    assert len(_texts(session, "orders")) == 12  # reading consumed nothing
+    # A task retried reads the same messages again.
+    assert [
+        m.get_long_property("n") for m in _read(reader, list(reader.partitions(start, end)))
+    ] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    reader.commit(end)
+    assert len(_texts(session, "orders")) == 7
+    # A restarted query (a new reader, the checkpoint's offset) reads on from there.
+    reader.stop()
+    restarted = JmsStreamReader(options)
+    rest_end = restarted.latestOffset(end, ReadAllAvailable())
+    assert rest_end == {"queue://orders": 13}
+    rest = _read(restarted, list(restarted.partitions(end, rest_end)))
+    assert [m.get_long_property("n") for m in rest] == list(range(5, 12))
+    assert restarted.latestOffset(rest_end, ReadAllAvailable()) == rest_end
+    assert restarted.partitions(rest_end, rest_end) == []
+    restarted.commit(rest_end)
+    assert _texts(session, "orders") == []
+    restarted.stop()
+
+
+def test_available_now_stops_at_what_was_there(url: str, session: Session) -> None:
+    _orders(session, 4)
+    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets="earliest"))
+    start = reader.initialOffset()
+    reader.prepareForTriggerAvailableNow()
+    _orders(session, 3, session.create_queue("orders"))
+    assert reader.latestOffset(start, ReadAllAvailable()) == {"queue://orders": 5}
+    reader.stop()
+
+
+def test_a_stream_on_a_topic_creates_its_durable_subscription(url: str, session: Session) -> None:
+    options = SourceOptions.parse(
+        {
+            "url": url,
+            "destination": "topic://ticks",
+            "subscriptionName": "spark",
+            "clientId": "pipeline",
+            "selector": "n > 0",
+        },
+        streaming=True,
+    )
+    reader = JmsStreamReader(options)
+    start = reader.initialOffset()
+    assert start == {"topic://ticks": 1}
+    _orders(session, 3, session.create_topic("ticks"))
+    end = reader.latestOffset(start, ReadAllAvailable())
+    read = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in read] == [1, 2]  # the subscription's selector
+    reader.commit(end)
+    source = TopicSubscription(Topic("ticks"), "spark", "pipeline")
+    assert list(session.create_sequence_reader(source).read(1)) == []
+    reader.stop()
+
+
+def test_numbering_that_went_backwards_is_data_loss(url: str, session: Session) -> None:
+    _orders(session, 2)
+    reader = JmsStreamReader(_source(url, streaming=True))
+    with pytest.raises(ValueError, match="numbering started over"):
+        reader.latestOffset({"queue://orders": 50}, ReadAllAvailable())
+    tolerant = JmsStreamReader(_source(url, streaming=True, failOnDataLoss="false"))
+    assert tolerant.latestOffset({"queue://orders": 50}, ReadAllAvailable()) == {
+        "queue://orders": 50
+    }
+    with pytest.raises(ValueError, match="not an offset of queue://orders"):
+        reader.partitions({"queue://other": 1}, {"queue://other": 2})
+    reader.stop()
+    tolerant.stop()
+
+
+# --- writes -------------------------------------------------------------------------------------
+
+_SIMPLE = StructType(
+    [
+        StructField("value", StringType()),
+        StructField("destination", StringType()),
+        StructField("priority", IntegerType()),
+        StructField("region", StringType()),
+        StructField("qty", IntegerType()),
+    ]
+)
+
+
+def _simple_batch(rows: list[tuple[Any, ...]]) -> pa.RecordBatch:
+    names = _SIMPLE.fieldNames()
+    return pa.RecordBatch.from_pylist(
+        [dict(zip(names, row, strict=True)) for row in rows],
+        schema=pa.schema(
+            [
+                ("value", pa.string()),
+                ("destination", pa.string()),
+                ("priority", pa.int32()),
+                ("region", pa.string()),
+                ("qty", pa.int32()),
+            ]
+        ),
+    )
+
+
+def test_a_batch_write_publishes_simple_rows_atomically_and_skips_failed_attempts(
+    url: str, session: Session
+) -> None:
+    writer = JmsBatchWriter(SinkOptions.parse({"url": url}, streaming=False), _SIMPLE)
+    executor_side = _roundtrip(writer)
+    first = executor_side.write(
+        iter([_simple_batch([("a", "queue://eu", 7, "eu", 1), ("b", "queue://us", 4, "us", None)])])
+    )
+    _roundtrip(writer).write(iter([_simple_batch([("orphan", "queue://eu", 4, "eu", 9)])]))
+    second = executor_side.write(iter([_simple_batch([("c", "queue://eu", 1, None, 3)])]))
+    assert _texts(session, "eu") == []  # staged, not visible
+    writer.commit([first, None, second])  # the middle attempt failed: no commit message
+    eu = list(session.create_browser(session.create_queue("eu")))
+    assert [(m.get_text(), m.get_jms_priority()) for m in eu] == [("a", 7), ("c", 1)]
+    assert eu[0].get_int_property("qty") == 1 and eu[0].get_string_property("region") == "eu"
+    assert not eu[1].property_exists("region")
+    assert _texts(session, "us") == ["b"]
+    staging = writer._staging
+    assert staging.startswith(STAGING_PREFIX)
+    assert _texts(session, staging) == []  # orphan cleaned up too
+
+
+def test_message_schema_rows_are_republished_with_their_types(url: str, session: Session) -> None:
+    sent = _orders(session, 5)
+    rows = to_arrow(sent).to_batches()
+    writer = JmsBatchWriter(
+        SinkOptions.parse({"url": url, "destination": "queue://copy"}, streaming=False),
+        MESSAGE_SCHEMA,
+    )
+    writer.commit([_roundtrip(writer).write(iter(rows))])
+    copies = list(session.create_browser(session.create_queue("copy")))
+    assert [_content(m) for m in copies] == [_content(m) for m in sent]
+    assert [m.get_jms_priority() for m in copies] == [m.get_jms_priority() for m in sent]
+    assert [str(m.get_jms_destination()) for m in copies] == ["queue://copy"] * 5
+
+
+def test_a_stream_batch_is_published_once_per_batch_id(url: str, session: Session) -> None:
+    options = SinkOptions.parse(
+        {"url": url, "destination": "queue://out", "checkpointLocation": "/tmp/x"}, streaming=True
+    )
+    schema = StructType([StructField("text", StringType())])
+    writer = JmsStreamWriter(options, schema)
+    batch = pa.RecordBatch.from_pylist([{"text": "one"}, {"text": "two"}])
+    staged = _roundtrip(writer).write(iter([batch]))
+    writer.commit([staged], 0)
+    writer.commit([staged], 0)  # the driver retried the commit
+    rerun = _roundtrip(writer).write(iter([batch]))  # the batch ran again after a crash
+    JmsStreamWriter(options, schema).commit([rerun], 0)
+    assert _texts(session, "out") == ["one", "two"]
+    assert _texts(session, writer._staging) == []
+    JmsStreamWriter(options, schema).commit([_roundtrip(writer).write(iter([batch]))], 1)
+    assert _texts(session, "out") == ["one", "two", "one", "two"]
+    markers = list(session.create_browser(session.create_queue(COMMITS_PREFIX + options.sink_id)))
+    assert [m.get_long_property("JMS_jms_SparkBatch") for m in markers] == [1]
+
+
+def test_a_commit_that_misses_staged_messages_publishes_nothing(url: str, session: Session) -> None:
+    options = SinkOptions.parse({"url": url, "destination": "queue://out"}, streaming=False)
+    schema = StructType([StructField("value", BinaryType())])
+    writer = JmsBatchWriter(options, schema)
+    staged = writer.write(iter([pa.RecordBatch.from_pylist([{"value": b"\x01"}])]))
+    session.create_sequence_reader(session.create_queue(writer._staging)).acknowledge_through(10)
+    with pytest.raises(JMSException, match="holds 0 of the 1 messages"):
+        writer.commit([staged])
+    assert _texts(session, "out") == []
+
+
+# --- options and schemas ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "streaming", "message"),
+    [
+        ({"destination": "queue://a"}, False, "option url is missing"),
+        (
+            {"url": "memory://", "destination": "queues://a"},
+            False,
+            "option destination is 'queues://a'",
+        ),
+        ({"url": "memory://", "destination": "topic://t"}, False, "option subscriptionName"),
+        (
+            {"url": "memory://", "destination": "queue://a", "clientId": "c"},
+            False,
+            "option clientId \\('c'\\) names a durable subscription",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "startingOffsets": "soon"},
+            False,
+            "option startingOffsets is 'soon'",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "startingOffsets": '{"queue://b": 3}'},
+            False,
+            "names \\['queue://b'\\]",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "endingOffsets": '{"queue://a": -2}'},
+            False,
+            "offset -2",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "endingOffsets": "earliest"},
+            False,
+            "option endingOffsets is 'earliest'",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "minPartitions": "0"},
+            False,
+            "option minPartitions is '0'; it must be at least 1",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "maxOffsetsPerTrigger": "5"},
+            False,
+            "is for streaming reads",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "endingOffsets": "latest"},
+            True,
+            "option endingOffsets \\('latest'\\) is for batch reads",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "failOnDataLoss": "maybe"},
+            True,
+            "option failOnDataLoss is 'maybe'; expected true or false",
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "selector": "a >"},
+            True,
+            "option selector is 'a >'",
+        ),
+        ({"store": "/x", "destination": "queue://a"}, True, "option store \\('/x'\\) is for batch"),
+        (
+            {"store": "/x", "destination": "queue://a", "selector": "a = 1"},
+            False,
+            "selector_to_column",
+        ),
+    ],
+)
+def test_bad_source_options_name_the_option_and_value(
+    options: dict[str, str], streaming: bool, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        SourceOptions.parse(options, streaming=streaming)
+
+
+@pytest.mark.parametrize(
+    ("options", "streaming", "message"),
+    [
+        ({"url": "memory://"}, True, "needs option sinkId or option checkpointLocation"),
+        ({"url": "memory://", "sinkId": "a b"}, False, "option sinkId is 'a b'"),
+        ({"url": "memory://", "batchId": "3"}, False, "option batchId \\(3\\) needs option sinkId"),
+        ({"url": "memory://", "sinkId": "s", "batchId": "2"}, True, "is for batch writes"),
+        ({"url": "memory://", "destination": "temp-queue://x"}, False, "temporary destination"),
+    ],
+)
+def test_bad_sink_options_name_the_option_and_value(
+    options: dict[str, str], streaming: bool, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        SinkOptions.parse(options, streaming=streaming)
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (StructType([StructField("body", StringType())]), "exactly one body column"),
+        (
+            StructType(
+                [StructField("text", BinaryType()), StructField("destination", StringType())]
+            ),
+            "column text is binary; it must be string",
+        ),
+        (
+            StructType([StructField("value", StringType()), StructField("when", StructType())]),
+            "column when is struct<>, which no message property can hold",
+        ),
+        (
+            StructType([StructField("value", StringType()), StructField("priority", StringType())]),
+            "column priority \\(the JMS header\\) is string; it must be int",
+        ),
+        (
+            StructType([StructField("value", StringType()), StructField("bad-name", StringType())]),
+            "column bad-name cannot be a message property",
+        ),
+        (StructType([StructField("value", StringType())]), "say where the messages go"),
+        (
+            StructType([StructField("body_type", StringType())]),
+            "written as MESSAGE_SCHEMA rows, but it lacks message_id",
+        ),
+    ],
+)
+def test_unwritable_schemas_are_refused_naming_the_column(schema: StructType, message: str) -> None:
+    options = SinkOptions.parse({"url": "memory://"}, streaming=False)
+    with pytest.raises(ValueError, match=message):
+        JmsBatchWriter(options, schema)
+
+
+def test_the_data_source_reads_only_message_schema_and_only_appends() -> None:
+    source = JmsDataSource({"url": "memory://", "destination": "queue://a"})
+    assert source.name() == "jms" and source.schema() == MESSAGE_SCHEMA
+    with pytest.raises(ValueError, match=r"do not give \.schema"):
+        source.reader(StructType([StructField("x", StringType())]))
+    with pytest.raises(ValueError, match="only appends"):
+        source.writer(MESSAGE_SCHEMA, True)
+    assert isinstance(source.reader(MESSAGE_SCHEMA), JmsBatchReader)
+    assert isinstance(source.streamReader(MESSAGE_SCHEMA), JmsStreamReader)
+    partition = RangePartition(3, 9)
+    assert pickle.loads(pickle.dumps(partition)).end == 9
