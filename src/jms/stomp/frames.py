@@ -151,7 +151,8 @@ def _unrepresentable(command: str, name: str, value: str, version: Version) -> s
     )
 
 
-# Backslash first, so the backslashes the other escapes introduce are not escaped again.
+# Each character is replaced once (str.translate), so backslashes an escape introduces are
+# never escaped again.
 _ESCAPES: Final = {
     Version.V1_1: {"\\": "\\\\", "\n": "\\n", ":": "\\c"},
     Version.V1_2: {"\\": "\\\\", "\r": "\\r", "\n": "\\n", ":": "\\c"},
@@ -160,15 +161,21 @@ _UNESCAPES: Final = {
     version: {escape[1]: character for character, escape in table.items()}
     for version, table in _ESCAPES.items()
 }
+_TRANSLATIONS: Final = {version: str.maketrans(table) for version, table in _ESCAPES.items()}
+_NEEDS_ESCAPE: Final = {
+    version: re.compile("[" + re.escape("".join(table)) + "]")
+    for version, table in _ESCAPES.items()
+}
 _BACKSLASH: Final = "\\"
 _ESCAPE_SEQUENCE: Final = re.compile(r"\\(.?)", re.DOTALL)
 
 
 def escape_header(text: str, version: Version) -> str:
     """``text`` with the escapes of ``version`` applied (1.0 has none: ``text`` is returned)."""
-    for character, escape in _ESCAPES.get(version, {}).items():
-        text = text.replace(character, escape)
-    return text
+    needs = _NEEDS_ESCAPE.get(version)
+    if needs is None or needs.search(text) is None:
+        return text  # the common case, checked in one pass
+    return text.translate(_TRANSLATIONS[version])
 
 
 def unescape_header(text: str, version: Version) -> str:

@@ -18,6 +18,7 @@ broker, no state; every peer mistake is a ``JMSException`` naming the header and
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -121,10 +122,12 @@ def parse_destination(text: str, header: str = "destination") -> DestinationName
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def property_for_header(name: str) -> str:
     """The property that carries header ``name``: the name itself when it is a valid property
     name, else ``JMS_jms_STOMP_`` + the name with every character but ASCII letters and digits
-    written ``_<hex code>_`` (and ``_`` as ``__``), which ``header_for_property`` reverses."""
+    written ``_<hex code>_`` (and ``_`` as ``__``), which ``header_for_property`` reverses.
+    Cached: the same few names come with every message."""
     if property_name_error(name) is None:
         return name
     escaped = "".join(
@@ -138,6 +141,7 @@ def property_for_header(name: str) -> str:
     return STOMP_HEADER_PROPERTY_PREFIX + escaped
 
 
+@functools.lru_cache(maxsize=4096)
 def header_for_property(name: str) -> str:
     """The header name a property is written as (the inverse of ``property_for_header``)."""
     if not name.startswith(STOMP_HEADER_PROPERTY_PREFIX):

@@ -1,0 +1,329 @@
+"""STOMP throughput and latency: our ``jms broker`` next to ActiveMQ Classic 5.17, same machine,
+same run, same load tool.
+
+The load tool is this file: asyncio clients speaking STOMP 1.2 over raw sockets with pre-built
+frames, so the tool costs little next to the brokers. Producers pipeline 1 KiB SENDs: without
+receipts for NON_PERSISTENT rows, and for PERSISTENT rows each SEND asks for a RECEIPT with up to
+``--window`` of them outstanding per producer (the broker has the message durably when it
+answers). Consumers subscribe with ``ack:client`` and a prefetch of 1000 and acknowledge
+cumulatively every 100 messages. Every message carries its send time; a consumer's receive time
+minus it is the message's latency (p50/p99; it includes any backlog queueing). Throughput is
+messages / (last receive − first send). Each row runs on its own queue, after an untimed
+warm-up run on each broker; both brokers keep PERSISTENT messages on disk (ours: the embedded
+SQLite store; ActiveMQ: KahaDB).
+
+    python bench/stomp_bench.py [--messages 20000] [--window 100] [--only jms|activemq]
+
+ActiveMQ rows need the ``activemq`` package (and Java); without it they are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from jms.stomp import Frame, FrameParser, Role, Version
+from tests.stomp.activemq import ActiveMQ
+
+BODY = b"x" * 1024
+ACK_EVERY = 100
+PREFETCH = 1000
+
+
+@dataclass(frozen=True)
+class Scenario:
+    producers: int
+    consumers: int
+    persistent: bool
+
+    @property
+    def label(self) -> str:
+        kind = "persistent + receipts" if self.persistent else "non-persistent"
+        return f"{self.producers}P/{self.consumers}C {kind}"
+
+
+SCENARIOS = [
+    Scenario(1, 1, False),
+    Scenario(4, 4, False),
+    Scenario(1, 1, True),
+    Scenario(4, 4, True),
+]
+
+
+@dataclass
+class Result:
+    messages: int
+    seconds: float
+    latencies_ms: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.messages / self.seconds
+
+    def percentile(self, q: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _connect(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\nheart-beat:0,0\n\n\0")
+    answer = await reader.readuntil(b"\0")
+    if not answer.startswith(b"CONNECTED"):
+        raise RuntimeError(f"the broker refused CONNECT: {answer[:200]!r}")
+    return reader, writer
+
+
+async def _produce(
+    host: str, port: int, destination: str, count: int, persistent: bool, window: int
+) -> float:
+    """Send ``count`` messages; return the time of the first send."""
+    reader, writer = await _connect(host, port)
+    head = f"SEND\ndestination:{destination}\npersistent:{'true' if persistent else 'false'}\n"
+    tail = f"content-length:{len(BODY)}\n\n".encode() + BODY + b"\0"
+    outstanding = asyncio.Semaphore(window)
+    answered = asyncio.Event()
+    remaining = count
+
+    async def read_receipts() -> None:
+        nonlocal remaining
+        parser = FrameParser(Role.SERVER, version=Version.V1_2)
+        while remaining:
+            data = await reader.read(65536)
+            if not data:
+                raise RuntimeError("the broker closed a producer's connection")
+            for event in parser.feed(data):
+                if isinstance(event, Frame):
+                    if event.command == "ERROR":
+                        raise RuntimeError(f"ERROR: {event.header('message')}")
+                    if event.command == "RECEIPT":
+                        remaining -= 1
+                        outstanding.release()
+        answered.set()
+
+    receipts = asyncio.create_task(read_receipts()) if persistent else None
+    first = time.time()
+    for number in range(count):
+        if persistent:
+            await outstanding.acquire()
+            receipt = f"receipt:{number}\n"
+        else:
+            receipt = ""
+        writer.write(f"{head}bench-sent-ns:{time.time_ns()}\n{receipt}".encode() + tail)
+        if number % 32 == 0 or persistent:
+            await writer.drain()
+    await writer.drain()
+    if receipts is not None:
+        await receipts
+    writer.write(b"DISCONNECT\nreceipt:bye\n\n\0")
+    await writer.drain()
+    writer.close()
+    return first
+
+
+class _Tally:
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.received = 0
+        self.last = 0.0
+        self.latencies_ms: list[float] = []
+        self.done = asyncio.Event()
+
+
+_SENT = re.compile(rb"\nbench-sent-ns:(\d+)")
+_ACK = re.compile(rb"\nack:([^\n]*)")
+
+
+async def _consume(
+    host: str, port: int, destination: str, tally: _Tally, ready: asyncio.Event
+) -> None:
+    reader, writer = await _connect(host, port)
+    writer.write(
+        f"SUBSCRIBE\nid:1\ndestination:{destination}\nack:client\n"
+        f"activemq.prefetchSize:{PREFETCH}\nreceipt:subscribed\n\n\0".encode()
+    )
+    await reader.readuntil(b"\0")  # the RECEIPT
+    ready.set()
+    buffer = b""
+    unacked = 0
+    last_ack = b""
+    while not tally.done.is_set():
+        try:
+            data = await asyncio.wait_for(reader.read(262144), 0.2)
+        except TimeoutError:
+            continue
+        if not data:
+            raise RuntimeError("the broker closed a consumer's connection")
+        buffer += data
+        now_ns = time.time_ns()
+        # Frames are MESSAGEs with content-length:1024 bodies (and heart-beat newlines).
+        while True:
+            start = buffer.find(b"MESSAGE\n")
+            if start < 0:
+                buffer = buffer[-8:]
+                break
+            head_end = buffer.find(b"\n\n", start)
+            if head_end < 0 or len(buffer) < head_end + 2 + len(BODY) + 1:
+                buffer = buffer[start:]
+                break
+            head = buffer[start:head_end]
+            sent = _SENT.search(head)
+            ack = _ACK.search(head)
+            if sent is not None:
+                tally.latencies_ms.append((now_ns - int(sent.group(1))) / 1e6)
+            if ack is not None:
+                last_ack = ack.group(1)
+            buffer = buffer[head_end + 2 + len(BODY) + 1 :]
+            tally.received += 1
+            unacked += 1
+        if unacked >= ACK_EVERY or (tally.received >= tally.total and unacked):
+            writer.write(b"ACK\nid:" + last_ack + b"\n\n\0")
+            unacked = 0
+        if tally.received >= tally.total:
+            tally.last = time.time()
+            tally.done.set()
+    await writer.drain()
+    writer.close()
+
+
+async def _run(
+    host: str, port: int, scenario: Scenario, messages: int, window: int, tag: str
+) -> Result:
+    destination = (
+        f"/queue/bench.{tag}.{scenario.producers}.{int(scenario.persistent)}.{time.time_ns()}"
+    )
+    tally = _Tally(messages)
+    ready = [asyncio.Event() for _ in range(scenario.consumers)]
+    consumers = [
+        asyncio.create_task(_consume(host, port, destination, tally, event)) for event in ready
+    ]
+    await asyncio.gather(*(event.wait() for event in ready))
+    share = messages // scenario.producers
+    firsts = await asyncio.gather(
+        *(
+            _produce(host, port, destination, share, scenario.persistent, window)
+            for _ in range(scenario.producers)
+        )
+    )
+    await asyncio.wait_for(tally.done.wait(), 600)
+    await asyncio.gather(*consumers)
+    return Result(messages, tally.last - min(firsts), tally.latencies_ms)
+
+
+@contextmanager
+def _jms_broker() -> Iterator[tuple[str, int]]:
+    with tempfile.TemporaryDirectory(prefix="jms-bench-") as directory:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()",
+                "broker",
+                "--store",
+                directory,
+                "--port",
+                "0",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stdout is not None
+            ready, _, _ = select.select([process.stdout], [], [], 60)
+            line = process.stdout.readline() if ready else ""
+            match = re.search(r"stomp://([\d.]+):(\d+)", line)
+            if match is None:
+                raise RuntimeError(f"jms broker did not start: {line!r}")
+            yield match.group(1), int(match.group(2))
+        finally:
+            process.terminate()
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+
+
+def _bench(name: str, host: str, port: int, messages: int, window: int) -> dict[str, Result]:
+    # Warm up (a JVM compiles its hot paths): a short untimed run of each kind first.
+    for warm_up in (Scenario(1, 1, False), Scenario(1, 1, True)):
+        asyncio.run(_run(host, port, warm_up, max(1000, messages // 10), window, f"{name}-warm"))
+    results = {}
+    for scenario in SCENARIOS:
+        count = messages * (2 if scenario.producers > 1 else 1)
+        result = asyncio.run(_run(host, port, scenario, count, window, name))
+        results[scenario.label] = result
+        print(
+            f"  {name:8} {scenario.label:28} {result.rate:9.0f} msg/s  "
+            f"p50 {result.percentile(0.5):8.1f} ms  p99 {result.percentile(0.99):8.1f} ms",
+            flush=True,
+        )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--messages", type=int, default=20_000, help="per 1P/1C row (4P/4C: twice)")
+    parser.add_argument("--window", type=int, default=100, help="outstanding receipts per producer")
+    parser.add_argument("--only", choices=("jms", "activemq"))
+    options = parser.parse_args()
+    print(
+        f"STOMP bench: 1 KiB messages, {options.messages} per 1P/1C row, receipt window {options.window}"
+    )
+    ours: dict[str, Result] = {}
+    theirs: dict[str, Result] = {}
+    if options.only != "activemq":
+        with _jms_broker() as (host, port):
+            ours = _bench("jms", host, port, options.messages, options.window)
+    if options.only != "jms":
+        reason = ActiveMQ.unavailable()
+        if reason is not None:
+            print(f"  activemq skipped: {reason}")
+        else:
+            with ActiveMQ(persistent=True, heap="1g") as activemq:
+                theirs = _bench(
+                    "activemq", "127.0.0.1", activemq.port, options.messages, options.window
+                )
+    print()
+    print(
+        "| scenario | jms msg/s | jms p50 / p99 ms | ActiveMQ msg/s | ActiveMQ p50 / p99 ms | jms / ActiveMQ |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for scenario in SCENARIOS:
+        mine, other = ours.get(scenario.label), theirs.get(scenario.label)
+
+        def cells(result: Result | None) -> tuple[str, str]:
+            if result is None:
+                return "–", "–"
+            return (
+                f"{result.rate:,.0f}",
+                f"{result.percentile(0.5):.1f} / {result.percentile(0.99):.1f}",
+            )
+
+        ratio = f"{mine.rate / other.rate:.2f}×" if mine and other else "–"
+        print(
+            f"| {scenario.label} | {' | '.join(cells(mine))} | {' | '.join(cells(other))} | {ratio} |"
+        )
+    if ours:
+        print(
+            f"\nmedian latency across rows (jms): {statistics.median(r.percentile(0.5) for r in ours.values()):.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
