@@ -28,7 +28,7 @@ from jms.spark.source import JmsBatchReader, JmsStreamReader
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["JmsDataSource", "register"]
+__all__ = ["FILTER_PUSHDOWN_CONF", "JmsDataSource", "register"]
 
 
 def _check_read_schema(schema: StructType) -> None:
@@ -74,6 +74,13 @@ class JmsDataSource(DataSource):
         return JmsStreamWriter(SinkOptions.parse(self.options, streaming=True), schema)
 
 
+#: Spark refuses to plan a Python reader that implements ``pushFilters`` unless this is on.
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
 def register(spark: SparkSession) -> None:
-    """Make ``spark.read/readStream/write/writeStream.format("jms")`` available in ``spark``."""
+    """Make ``spark.read/readStream/write/writeStream.format("jms")`` available in ``spark``, and
+    turn on Python filter pushdown in its conf (Spark's default is off, and with it off Spark
+    refuses every reader that can push filters down; other sources are not affected)."""
     spark.dataSource.register(JmsDataSource)
+    spark.conf.set(FILTER_PUSHDOWN_CONF, "true")

@@ -44,7 +44,7 @@ __all__ = [
 #: A property value: ``type`` is the Java type name, and the one field it selects holds the value.
 PROPERTY_VALUE: Final = StructType(
     [
-        StructField("type", StringType(), nullable=False),
+        StructField("type", StringType()),
         StructField("boolean", BooleanType()),
         StructField("long", LongType()),
         StructField("double", DoubleType()),

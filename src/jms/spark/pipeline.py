@@ -1,0 +1,281 @@
+"""Pipelines from a destination to Parquet files or to another destination, batch or streaming:
+what ``jms pipeline`` runs, for Python callers too.
+
+``Pipeline`` says what to run; ``run_pipeline(spark, pipeline, on_progress)`` runs it in the given
+session and reports ``Progress`` while it runs: Spark's task counts for a batch job, each finished
+micro-batch for a stream. A batch pipeline reads what the source holds now without consuming it
+(a browse by offset range) and writes it once. A streaming pipeline consumes: each micro-batch is
+committed to the target first and then acknowledged in the source (``commit`` of the stream
+reader), so with its checkpoint it can be stopped or killed and started again without losing or
+repeating a message. Stopped by ``stop`` (or Ctrl-C in the CLI), it finishes cleanly; with
+``until_idle`` it stops by itself once it has caught up. This module only composes DataFrames;
+reading and writing messages is the ``jms`` data source's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from jms.errors import JMSException
+from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from jms.selector import Selector
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+__all__ = ["Pipeline", "PipelineResult", "Progress", "run_pipeline"]
+
+_PARQUET = "parquet:"
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """From ``source`` (``queue://x``, or ``topic://x`` with ``subscription_name``) to ``target``
+    (``parquet:/path`` or a destination), keeping the messages ``selector`` selects."""
+
+    source: str
+    target: str
+    url: str
+    selector: str | None = None
+    stream: bool = False
+    checkpoint: str | None = None
+    until_idle: bool = False
+    subscription_name: str | None = None
+    client_id: str | None = None
+    user: str | None = None
+    password: str | None = None
+    max_offsets_per_trigger: int | None = None
+    trigger_seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        source = _parse_destination(self.source, "--from")
+        if isinstance(source, Topic) and not self.subscription_name:
+            raise ValueError(
+                f"--from {self.source} is a topic: name the durable subscription to read with "
+                "--subscription (and --client-id if it has one)"
+            )
+        if self.parquet_path is None:
+            _parse_destination(self.target, "--to")
+            if self.target.strip() == self.source.strip():
+                raise ValueError(f"--to {self.target} is the source itself")
+        elif not self.parquet_path:
+            raise ValueError(f"--to {self.target!r} names no directory; use parquet:/some/path")
+        if self.selector:
+            try:
+                Selector(self.selector)
+            except JMSException as error:
+                raise ValueError(f"--selector {self.selector!r}: {error}") from None
+        if self.stream and not self.checkpoint:
+            raise ValueError(
+                "--stream needs --checkpoint DIR: the checkpoint is what lets a stopped or "
+                "killed pipeline carry on without losing or repeating messages"
+            )
+        if not self.stream and (self.checkpoint or self.until_idle):
+            raise ValueError("--checkpoint and --until-idle are for --stream pipelines")
+        if self.max_offsets_per_trigger is not None and not self.stream:
+            raise ValueError("--max-per-trigger is for --stream pipelines")
+
+    @property
+    def parquet_path(self) -> str | None:
+        """The directory of a ``parquet:`` target, None for a destination."""
+        text = self.target.strip()
+        return text[len(_PARQUET) :] if text.startswith(_PARQUET) else None
+
+
+def _parse_destination(text: str, option: str) -> Queue | Topic:
+    try:
+        destination = Destination.parse(text.strip())
+    except JMSException:
+        raise ValueError(
+            f"{option} {text!r} is not a destination; expected queue://NAME or topic://NAME"
+            + (" (or parquet:/path)" if option == "--to" else "")
+        ) from None
+    if isinstance(destination, TemporaryQueue | TemporaryTopic):
+        raise ValueError(f"{option} {text!r}: a pipeline cannot use a temporary destination")
+    assert isinstance(destination, Queue | Topic)
+    return destination
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a running pipeline is: ``messages`` written so far, finished micro-batches, the
+    tasks of the running Spark stages (batch jobs), the last batch's rate (streams)."""
+
+    messages: int
+    batches: int
+    tasks_done: int
+    tasks_total: int
+    rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineResult:
+    messages: int
+    batches: int
+    seconds: float
+
+
+def _source_frame(spark: SparkSession, pipeline: Pipeline) -> DataFrame:
+    reader: Any = spark.readStream if pipeline.stream else spark.read
+    options = {
+        "url": pipeline.url,
+        "destination": pipeline.source.strip(),
+        "selector": pipeline.selector,
+        "subscriptionName": pipeline.subscription_name,
+        "clientId": pipeline.client_id,
+        "user": pipeline.user,
+        "password": pipeline.password,
+        "startingOffsets": "earliest",
+        "minPartitions": str(spark.sparkContext.defaultParallelism),
+        "maxOffsetsPerTrigger": (
+            None
+            if pipeline.max_offsets_per_trigger is None
+            else str(pipeline.max_offsets_per_trigger)
+        ),
+    }
+    reader = reader.format("jms")
+    for name, value in options.items():
+        if value is not None:
+            reader = reader.option(name, value)
+    return reader.load()
+
+
+def _jms_options(pipeline: Pipeline) -> dict[str, str]:
+    options = {"url": pipeline.url, "destination": pipeline.target.strip()}
+    if pipeline.user is not None:
+        options["user"] = pipeline.user
+    if pipeline.password is not None:
+        options["password"] = pipeline.password
+    return options
+
+
+def run_pipeline(
+    spark: SparkSession,
+    pipeline: Pipeline,
+    on_progress: Callable[[Progress], None] | None = None,
+    stop: threading.Event | None = None,
+    poll_seconds: float = 0.5,
+) -> PipelineResult:
+    """Run ``pipeline`` in ``spark`` (``jms.spark.register`` must have been called) until it is
+    done — a batch job's end, a stream caught up (``until_idle``) or ``stop`` set."""
+    started = time.monotonic()
+    report = on_progress or (lambda progress: None)
+    frame = _source_frame(spark, pipeline)
+    if pipeline.stream:
+        messages, batches = _run_stream(frame, pipeline, report, stop, poll_seconds)
+    else:
+        messages, batches = _run_batch(spark, frame, pipeline, report, poll_seconds), 1
+    return PipelineResult(messages, batches, time.monotonic() - started)
+
+
+def _run_batch(
+    spark: SparkSession,
+    frame: DataFrame,
+    pipeline: Pipeline,
+    report: Callable[[Progress], None],
+    poll_seconds: float,
+) -> int:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    observation = Observation("jms-pipeline")
+    observed = frame.observe(observation, F.count(F.lit(1)).alias("messages"))
+    group = f"jms-pipeline-{uuid.uuid4().hex[:12]}"
+    failure: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            spark.sparkContext.setJobGroup(group, f"jms pipeline to {pipeline.target}")
+            path = pipeline.parquet_path
+            if path is not None:
+                observed.write.mode("append").parquet(path)
+            else:
+                writer = observed.write.format("jms").mode("append")
+                for name, value in _jms_options(pipeline).items():
+                    writer = writer.option(name, value)
+                writer.save()
+        except BaseException as error:  # handed to the caller's thread below
+            failure.append(error)
+
+    worker = threading.Thread(target=write, name="jms-pipeline-batch", daemon=True)
+    worker.start()
+    tracker = spark.sparkContext.statusTracker()
+    while worker.is_alive():
+        worker.join(poll_seconds)
+        done = total = 0
+        for job_id in tracker.getJobIdsForGroup(group):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None:
+                    done += stage.numCompletedTasks
+                    total += stage.numTasks
+        report(Progress(0, 0, done, total, None))
+    if failure:
+        raise failure[0]
+    messages = int(observation.get.get("messages", 0))
+    report(Progress(messages, 1, 1, 1, None))
+    return messages
+
+
+def _run_stream(
+    frame: DataFrame,
+    pipeline: Pipeline,
+    report: Callable[[Progress], None],
+    stop: threading.Event | None,
+    poll_seconds: float,
+) -> tuple[int, int]:
+    assert pipeline.checkpoint is not None
+    path = pipeline.parquet_path
+    writer = frame.writeStream.option("checkpointLocation", pipeline.checkpoint)
+    if path is not None:
+        writer = writer.format("parquet").option("path", path)
+    else:
+        writer = writer.format("jms")
+        for name, value in _jms_options(pipeline).items():
+            writer = writer.option(name, value)
+    if pipeline.until_idle:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{pipeline.trigger_seconds} seconds")
+    query: StreamingQuery = writer.queryName(f"jms-pipeline-{uuid.uuid4().hex[:8]}").start()
+    seen: set[int] = set()
+    messages = 0
+    try:
+        while True:
+            active = query.isActive
+            for progress in query.recentProgress:
+                batch_id = int(progress["batchId"])
+                if batch_id in seen:
+                    continue
+                seen.add(batch_id)
+                rows = int(progress.get("numInputRows") or 0)
+                messages += rows
+                report(
+                    Progress(
+                        messages,
+                        len(seen),
+                        0,
+                        0,
+                        float(progress.get("processedRowsPerSecond") or 0.0) if rows else None,
+                    )
+                )
+            if not active:
+                break
+            if stop is not None and stop.is_set():
+                query.stop()
+            else:
+                query.awaitTermination(poll_seconds)
+    finally:
+        if query.isActive:
+            query.stop()
+    error = query.exception()
+    if error is not None:
+        raise error
+    return messages, len(seen)

@@ -1,0 +1,82 @@
+"""A Spark application on ``local-cluster[2,1,1024]`` (two executor JVMs, each with its own Python
+workers) using the ``jms`` source and sink: whatever ran only in the driver's process would be
+missing there. Prints one JSON line with what it read and wrote.
+
+    python -m tests.spark.cluster_child URL QUEUE OUTPUT CHECKPOINT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+import jms.spark
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("queue")
+    parser.add_argument("output")
+    parser.add_argument("checkpoint")
+    args = parser.parse_args()
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    spark = (
+        SparkSession.builder.master("local-cluster[2,1,1024]")
+        .appName("jms-local-cluster")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    jms.spark.register(spark)
+    source = f"queue://{args.queue}"
+    frame = (
+        spark.read.format("jms")
+        .option("url", args.url)
+        .option("destination", source)
+        .option("minPartitions", "4")
+        .load()
+    )
+    partitions = frame.rdd.getNumPartitions()
+    executor_pids = sorted(set(frame.rdd.mapPartitions(lambda rows: [os.getpid()]).collect()))
+    ids = sorted(row.message_id for row in frame.select("message_id").collect())
+    frame.write.format("jms").option("url", args.url).option("destination", f"{source}.copy").save()
+    query = (
+        spark.readStream.format("jms")
+        .option("url", args.url)
+        .option("destination", source)
+        .option("startingOffsets", "earliest")
+        .option("minPartitions", "4")
+        .load()
+        .writeStream.format("parquet")
+        .option("path", args.output)
+        .option("checkpointLocation", args.checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(180)
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    print(
+        json.dumps(
+            {
+                "partitions": partitions,
+                "executors": executors,
+                "executor_pids": executor_pids,
+                "driver_pid": os.getpid(),
+                "ids": ids,
+            }
+        ),
+        flush=True,
+    )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""``format("jms")`` in real Spark jobs against a real broker over STOMP (the broker a ``jms broker``
+process runs, with its SQLite store): batch reads split by offset, pushdown, writes, streaming to
+Parquet with a checkpoint that survives stopping the query and SIGKILL of the driver process, and
+the same source and sink on ``local-cluster[2,1,1024]``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import jms.spark
+from jms.client import ConnectionFactory, Session
+from jms.message import Message, Queue
+from jms.spark import MESSAGE_SCHEMA, from_rows, selector_to_column
+from jms.types import Long
+from tests.spark.served_broker import ServedStore
+from tests.strategies import message_fingerprint
+
+pytestmark = pytest.mark.spark
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with ServedStore(tmp_path_factory.mktemp("spark-broker")) as served:
+        yield served.url
+
+
+@pytest.fixture(scope="module")
+def jms_spark(spark: SparkSession) -> SparkSession:
+    jms.spark.register(spark)
+    return spark
+
+
+@pytest.fixture
+def session(broker_url: str) -> Iterator[Session]:
+    with ConnectionFactory(broker_url).create_connection() as connection:
+        connection.start()
+        yield connection.create_session()
+
+
+def _queue() -> str:
+    return f"spark-{uuid.uuid4().hex[:10]}"
+
+
+def _produce(session: Session, queue: str, count: int, start: int = 0) -> list[Message]:
+    producer = session.create_producer(Queue(queue))
+    sent = []
+    for number in range(start, start + count):
+        if number % 4 == 3:
+            message: Message = session.create_bytes_message()
+            message.write_bytes(number.to_bytes(4, "big"))  # type: ignore[attr-defined]
+        else:
+            message = session.create_text_message(f"order {number}")
+        message.set_long_property("n", Long(number))
+        message.set_string_property("region", ("eu", "us", "apac")[number % 3])
+        message.set_jms_type("car" if number % 2 else "truck")
+        producer.send(message, priority=number % 10)
+        sent.append(message)
+    return sent
+
+
+def _read(spark: SparkSession, url: str, queue: str, **options: str) -> DataFrame:
+    reader = spark.read.format("jms").option("url", url).option("destination", f"queue://{queue}")
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return reader.load()
+
+
+def _depth(session: Session, queue: str) -> int:
+    return len(list(session.create_browser(Queue(queue))))
+
+
+def test_a_batch_read_is_split_by_offset_and_consumes_nothing(
+    jms_spark: SparkSession, broker_url: str, session: Session
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 120)
+    frame = _read(jms_spark, broker_url, queue, minPartitions="3", pageSize="25")
+    assert frame.schema.simpleString() == MESSAGE_SCHEMA.simpleString()
+    assert frame.rdd.getNumPartitions() == 3
+    read = from_rows(frame.collect())
+    assert sorted(map(message_fingerprint, read)) == sorted(map(message_fingerprint, sent))
+    assert _depth(session, queue) == 120
+    # Pushed-down filters and the selector option keep exactly what Spark's own filter keeps.
+    condition = "priority > 4 AND type = 'car' AND message_id LIKE 'ID:%'"
+    pushed = _read(jms_spark, broker_url, queue, selector="region <> 'us'").filter(condition)
+    local = jms_spark.createDataFrame(frame.collect(), MESSAGE_SCHEMA).filter(condition)
+    local = local.filter(selector_to_column("region <> 'us'"))
+    assert sorted(r.message_id for r in pushed.collect()) == sorted(
+        r.message_id for r in local.collect()
+    )
+    assert pushed.count() == 16
+
+
+def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
+    jms_spark: SparkSession, broker_url: str, session: Session
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 30)
+    frame = _read(jms_spark, broker_url, queue)
+    routed = frame.withColumn(
+        "destination",
+        F.when(selector_to_column("region = 'eu'"), F.lit(f"queue://{queue}.eu")).otherwise(
+            F.lit(f"queue://{queue}.rest")
+        ),
+    )
+    routed.write.format("jms").option("url", broker_url).save()
+    eu = list(session.create_browser(Queue(f"{queue}.eu")))
+    rest = list(session.create_browser(Queue(f"{queue}.rest")))
+    assert sorted(m.get_long_property("n") for m in eu) == list(range(0, 30, 3))
+    assert len(rest) == 20
+    by_number = {m.get_long_property("n"): m for m in sent}
+    for copy in eu + rest:
+        original = by_number[copy.get_long_property("n")]
+        assert message_fingerprint(copy)[-2:] == message_fingerprint(original)[-2:]
+        assert copy.get_jms_priority() == original.get_jms_priority()
+    simple = jms_spark.createDataFrame(
+        [("hello", 7, "eu"), ("world", None, None)], "text string, qty int, region string"
+    )
+    simple.write.format("jms").option("url", broker_url).option(
+        "destination", f"queue://{queue}.simple"
+    ).save()
+    texts = [
+        (m.get_text(), m.get_object_property("qty"), m.get_object_property("region"))  # type: ignore[attr-defined]
+        for m in session.create_browser(Queue(f"{queue}.simple"))
+    ]
+    assert texts == [("hello", 7, "eu"), ("world", None, None)]
+
+
+def _stream(
+    spark: SparkSession, url: str, queue: str, output: Path, checkpoint: Path, **options: str
+) -> Any:
+    reader = (
+        spark.readStream.format("jms")
+        .option("url", url)
+        .option("destination", f"queue://{queue}")
+        .option("startingOffsets", "earliest")
+    )
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return (
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+    )
+
+
+def _archived(spark: SparkSession, output: Path) -> Counter[str]:
+    return Counter(row.message_id for row in spark.read.parquet(str(output)).collect())
+
+
+def _committed_batches(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+
+
+def _wait_for(condition: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_a_stream_stopped_and_restarted_archives_each_message_exactly_once(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 150)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    query = (
+        _stream(jms_spark, broker_url, queue, output, checkpoint, maxOffsetsPerTrigger="30")
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+    try:
+        _wait_for(lambda: _committed_batches(checkpoint) >= 2, 90, "two committed batches")
+    finally:
+        query.stop()
+    sent += _produce(session, queue, 50, start=150)
+    finish = _stream(jms_spark, broker_url, queue, output, checkpoint, maxOffsetsPerTrigger="30")
+    finish.trigger(availableNow=True).start().awaitTermination(120)
+    archived = _archived(jms_spark, output)
+    assert archived == Counter(m.get_jms_message_id() for m in sent)
+    # Every batch but the last was committed, and committing consumed it from the queue.
+    assert _depth(session, queue) <= 30
+
+
+def test_a_killed_driver_process_restarts_from_its_checkpoint_without_loss_or_duplicates(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 200)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.spark.stream_child",
+            broker_url,
+            queue,
+            str(output),
+            str(checkpoint),
+            "--per-trigger",
+            "20",
+        ],
+        cwd=_ROOT,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its JVM and Python workers share its process group
+    )
+    try:
+        _wait_for(lambda: _committed_batches(checkpoint) >= 3, 120, "three committed batches")
+        time.sleep(0.3)  # somewhere inside a later batch
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait(30)
+    assert _committed_batches(checkpoint) < 10, "the child finished before it was killed"
+    finish = _stream(jms_spark, broker_url, queue, output, checkpoint, maxOffsetsPerTrigger="20")
+    finish.trigger(availableNow=True).start().awaitTermination(120)
+    archived = _archived(jms_spark, output)
+    assert archived == Counter(m.get_jms_message_id() for m in sent)
+    assert max(archived.values()) == 1
+
+
+def test_a_stream_through_the_jms_sink_publishes_each_batch_once(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 60)
+    checkpoint = tmp_path / "checkpoint"
+    for _ in range(2):  # the second run finds nothing new: nothing is published again
+        (
+            jms_spark.readStream.format("jms")
+            .option("url", broker_url)
+            .option("destination", f"queue://{queue}")
+            .option("startingOffsets", "earliest")
+            .option("selector", "region = 'eu'")
+            .option("maxOffsetsPerTrigger", "25")
+            .load()
+            .writeStream.format("jms")
+            .option("url", broker_url)
+            .option("destination", f"queue://{queue}.eu")
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+            .awaitTermination(120)
+        )
+    copies = [m.get_long_property("n") for m in session.create_browser(Queue(f"{queue}.eu"))]
+    assert copies == [m.get_long_property("n") for m in sent if m.get_long_property("n") % 3 == 0]
+
+
+def test_source_and_sink_work_on_a_local_cluster(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 80)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.spark.cluster_child",
+            broker_url,
+            queue,
+            str(output),
+            str(checkpoint),
+        ],
+        cwd=_ROOT,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["executors"] == 2
+    assert report["partitions"] == 4
+    assert report["driver_pid"] not in report["executor_pids"]
+    assert report["ids"] == sorted(m.get_jms_message_id() for m in sent)
+    copies = list(session.create_browser(Queue(f"{queue}.copy")))
+    assert sorted(m.get_long_property("n") for m in copies) == list(range(80))
+    assert _archived(jms_spark, output) == Counter(m.get_jms_message_id() for m in sent)
