@@ -144,14 +144,21 @@ def test_each_hostile_frame_gets_an_error_and_only_its_connection_closes(
 
 
 def test_a_client_that_hangs_up_mid_frame_is_cleaned_up(fuzzed: ServedBroker) -> None:
-    for cut in (b"SEND\ndestinat", b"SEND\ndestination:/queue/a\ncontent-length:100\n\nabc"):
+    cuts = (b"SEND\ndestinat", b"SEND\ndestination:/queue/a\ncontent-length:100\n\nabc")
+    for cut in cuts:
         raw = socket.create_connection(("127.0.0.1", fuzzed.port))
         raw.sendall(CONNECT + cut)
         raw.close()
+
+    def counts() -> tuple[int, int]:
+        server = fuzzed.server
+        assert server is not None
+        return server.counters.connections_total, server.connection_count
+
     deadline = time.monotonic() + 5
-    while fuzzed.call(lambda: fuzzed.server.connection_count) and time.monotonic() < deadline:
+    while fuzzed.call(counts) != (len(cuts), 0) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert fuzzed.call(lambda: fuzzed.server.connection_count) == 0
+    assert fuzzed.call(counts) == (len(cuts), 0)
 
 
 @settings(

@@ -18,8 +18,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 from jms.store import DONE, Completion, MessageStore, StoreContents, StoredEntry, StoreOperation
 
@@ -45,6 +44,24 @@ class _Deferred(Completion):
         return self._inner.done()
 
 
+class _Collecting:
+    """``DeferredStore.collecting``: a plain class, as it wraps every frame a server handles."""
+
+    __slots__ = ("_into", "_local", "_previous")
+
+    def __init__(self, local: threading.local, into: list[Completion]) -> None:
+        self._local = local
+        self._into = into
+        self._previous: list[Completion] | None = None
+
+    def __enter__(self) -> None:
+        self._previous = getattr(self._local, "into", None)
+        self._local.into = self._into
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._local.into = self._previous
+
+
 class DeferredStore(MessageStore):
     """A ``MessageStore`` that forwards everything to ``inner``; see the module docstring."""
 
@@ -52,16 +69,10 @@ class DeferredStore(MessageStore):
         self.inner = inner
         self._local = threading.local()
 
-    @contextmanager
-    def collecting(self, into: list[Completion]) -> Iterator[None]:
-        """While active on this thread, completions of submitted batches go to ``into`` and
-        waiting for them here returns at once."""
-        previous = getattr(self._local, "into", None)
-        self._local.into = into
-        try:
-            yield
-        finally:
-            self._local.into = previous
+    def collecting(self, into: list[Completion]) -> _Collecting:
+        """A context manager: while active on this thread, completions of submitted batches go
+        to ``into`` and waiting for them here returns at once."""
+        return _Collecting(self._local, into)
 
     def load(self) -> StoreContents:
         return self.inner.load()

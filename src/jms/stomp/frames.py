@@ -117,13 +117,20 @@ class Frame:
         escaped = version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
         parts = [command, "\n"]
         has_content_length = False
+        needs = _NEEDS_ESCAPE.get(version)
+        table = _TRANSLATIONS.get(version)
         for name, value in self.headers:
             if not name:
                 raise ValueError(f"{command} frame has a header with an empty name")
             if escaped:
+                assert needs is not None and table is not None
                 if version is Version.V1_1 and value.endswith("\r"):
                     raise ValueError(_unrepresentable(command, name, value, version))
-                parts += (escape_header(name, version), ":", escape_header(value, version), "\n")
+                if needs.search(name) is not None:
+                    name = name.translate(table)
+                if needs.search(value) is not None:
+                    value = value.translate(table)
+                parts.append(f"{name}:{value}\n")
             else:
                 if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
                     raise ValueError(_unrepresentable(command, name, value, version))
