@@ -306,6 +306,9 @@ class StompTransport(Transport):
             # Messages arriving until the RECEIPT still reach the sink; the consumer gives
             # them back. After it, none come.
             self._client.request(Frame("UNSUBSCRIBE", (("id", subscription.stomp_id),)))
+        except JMSException:
+            if not (self._closed or self._client.lost):
+                raise  # a closing or lost connection takes its subscriptions with it
         finally:
             self._forget(subscription)
 
