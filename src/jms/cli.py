@@ -259,7 +259,7 @@ def _fail(message: str) -> typer.Exit:
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}")
+    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}")
     return typer.Exit(1)
 
 

@@ -594,3 +594,51 @@ def test_the_jms_client_api_works_over_the_server(served: ServedBroker) -> None:
         received = consumer.receive(2000)
         session.commit()
     assert isinstance(received, MapMessage) and received.get_double("price") == 2.5
+
+
+# -- choices where STOMP and ActiveMQ leave room ------------------------------------------------
+
+
+def test_a_send_without_persistent_true_is_non_persistent(
+    client: RawClient, memory_url: str
+) -> None:
+    _send(client, "/queue/a", "plain", receipt="r")
+    assert client.read().header("receipt-id") == "r"
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        connection.start()
+        received = connection.create_session().create_consumer(Queue("a")).receive(1000)
+    assert received is not None
+    assert received.get_jms_delivery_mode() == DeliveryMode.NON_PERSISTENT
+
+
+def test_nack_is_cumulative_in_client_mode(client: RawClient, broker: Broker) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+    _send(client, "/queue/a", "1", "2", "3")
+    messages = _messages(client, 3)
+    client.send("NACK", {"id": messages[1].header("ack") or ""})
+    again = _messages(client, 2)
+    assert [m.body for m in again] == [b"1", b"2"]
+    assert all(m.header("redelivered") == "true" for m in again)
+
+
+def test_unsubscribe_gives_unacknowledged_messages_back_as_redelivered(
+    client: RawClient,
+) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    _send(client, "/queue/a", "1")
+    _messages(client, 1)
+    client.send("UNSUBSCRIBE", {"id": "s"})
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "t", "ack": "client-individual"})
+    (again,) = _messages(client, 1)
+    assert again.body == b"1" and again.header("redelivered") == "true"
+
+
+def test_the_default_prefetch_is_activemqs_1000(client: RawClient) -> None:
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client-individual"})
+    for number in range(1001):
+        client.send("SEND", {"destination": "/queue/a"}, str(number).encode())
+    messages = _messages(client, 1000)
+    _nothing_more(client, 0.3)
+    client.send("ACK", {"id": messages[0].header("ack") or ""})
+    (last,) = _messages(client, 1)
+    assert last.body == b"1000"
