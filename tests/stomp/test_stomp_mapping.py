@@ -1,0 +1,126 @@
+"""The JMS ⇄ STOMP mapping as pure functions: destinations, header names that are not property
+names, typed JMSX headers, and round trips of text and bytes messages through frame headers."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jms import (
+    BytesMessage,
+    InvalidDestinationException,
+    MessageFormatException,
+    Queue,
+    TextMessage,
+)
+from jms.message import Destination, Topic
+from jms.message.message import property_name_error
+from jms.stomp.mapping import (
+    DestinationName,
+    frame_for_message,
+    header_for_property,
+    message_from_frame,
+    parse_destination,
+    property_for_header,
+)
+
+
+def _name_of(destination: Destination) -> str:
+    return f"/{'queue' if isinstance(destination, Queue) else 'topic'}/{destination.name}"
+
+
+def _resolve(text: str) -> Destination:
+    parsed = parse_destination(text)
+    return Queue(parsed.name) if parsed.kind == "queue" else Topic(parsed.name)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/queue/orders", DestinationName("queue", "orders")),
+        ("/topic/a/b", DestinationName("topic", "a/b")),
+        ("/temp-queue/r", DestinationName("temp-queue", "r")),
+        ("/remote-temp-topic/x.1", DestinationName("remote-temp-topic", "x.1")),
+    ],
+)
+def test_destinations(text: str, expected: DestinationName) -> None:
+    assert parse_destination(text) == expected
+
+
+@pytest.mark.parametrize("text", ["orders", "/queue/", "queue://orders", "/queues/x", ""])
+def test_a_destination_outside_the_namespaces_is_refused(text: str) -> None:
+    with pytest.raises(InvalidDestinationException, match="is not a destination"):
+        parse_destination(text)
+
+
+@given(st.text(min_size=1, max_size=30))
+def test_any_header_name_survives_as_a_property(name: str) -> None:
+    property_name = property_for_header(name)
+    assert property_name_error(property_name) is None
+    assert header_for_property(property_name) == name
+
+
+def test_header_names_that_are_property_names_stay_as_they_are() -> None:
+    assert property_for_header("colour") == "colour"
+    assert property_for_header("content-type") == "JMS_jms_STOMP_content_2d_type"
+    assert property_for_header("x_y-z") == "JMS_jms_STOMP_x__y_2d_z"
+
+
+def test_a_text_message_round_trips_through_frame_headers() -> None:
+    sent = TextMessage("héllo")
+    sent.set_jms_destination(Queue("orders"))
+    sent.set_jms_priority(8)
+    sent.set_jms_expiration(123)
+    sent.set_jms_timestamp(100)
+    sent.set_jms_correlation_id("c")
+    sent.set_jms_reply_to(Topic("replies"))
+    sent.set_jms_type("t")
+    sent.set_string_property("colour", "red")
+    sent.set_string_property("timestamp", "a property named like a header")
+    sent.set_object_property("JMSXGroupSeq", 4)
+    headers, body = frame_for_message(sent, _name_of)
+    back = message_from_frame(headers, body, Queue("orders"), _resolve, 0)
+    assert isinstance(back, TextMessage) and back.get_text() == "héllo"
+    assert (back.get_jms_priority(), back.get_jms_expiration(), back.get_jms_timestamp()) == (
+        8,
+        123,
+        100,
+    )
+    assert back.get_jms_correlation_id() == "c" and back.get_jms_type() == "t"
+    assert back.get_jms_reply_to() == Topic("replies")
+    assert back.get_string_property("colour") == "red"
+    assert back.get_string_property("timestamp") == "a property named like a header"
+    assert back.get_object_property("JMSXGroupSeq") == 4
+
+
+def test_a_bytes_message_round_trips() -> None:
+    sent = BytesMessage()
+    sent.write_bytes(b"\x00\xff")
+    sent.set_jms_destination(Queue("q"))
+    headers, body = frame_for_message(sent, _name_of)
+    back = message_from_frame([*headers, ("content-length", "2")], body, Queue("q"), _resolve, 0)
+    assert isinstance(back, BytesMessage) and back.get_body(bytes) == b"\x00\xff"
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "complaint"),
+    [
+        ("expires", "soon", "is not a whole number of milliseconds"),
+        ("expires", "99999999999999999999", "is not a whole number of milliseconds"),
+        ("timestamp", "1.5", "is not a whole number of milliseconds"),
+        ("priority", "10", "is not a priority from 0 to 9"),
+        ("JMSXDeliveryCount", "many", "JMSXDeliveryCount"),
+    ],
+)
+def test_a_header_the_mapping_cannot_read_is_refused(
+    header: str, value: str, complaint: str
+) -> None:
+    with pytest.raises(MessageFormatException, match=complaint):
+        message_from_frame([(header, value)], b"", Queue("q"), _resolve, 0)
+
+
+def test_an_unresolvable_reply_to_is_kept_as_a_header() -> None:
+    message = message_from_frame([("reply-to", "somewhere")], b"", Queue("q"), _resolve, 0)
+    assert message.get_jms_reply_to() is None
+    assert message.get_string_property("JMS_jms_STOMP_reply_2d_to") == "somewhere"
