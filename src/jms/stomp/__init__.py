@@ -5,6 +5,12 @@ version specifies; ``ServerConnection`` knows which frames are valid when and wh
 ``negotiate_version`` and ``negotiate_heart_beat`` settle what a CONNECT asks for. None of it
 does I/O: the asyncio server and the client transport only move bytes through it. The frame
 codec's rules are in docs/stomp.md.
+
+Around that core, each in its module: ``mapping`` (JMS messages and destinations in frames, as
+ActiveMQ maps them), ``server`` (the asyncio ``StompServer`` in front of a broker), ``durability``
+(store waits off the event loop), ``service`` (``jms broker``, and ``ServerThread`` to serve a
+broker from a thread), ``client`` (a blocking ``StompClient``), ``admin`` (stats and purge
+requests) and ``metrics`` (Prometheus text over HTTP).
 """
 
 from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState, required_headers

@@ -6,29 +6,33 @@ set (``announce`` gets the startup line once the port is bound); ``run(options)`
 fresh event loop until SIGTERM or SIGINT. Shutting down closes every client connection (what they
 held goes back to the broker), then closes the broker, which flushes and unlocks the store.
 ``read_config`` reads the ``--config`` TOML file: users and permissions (``jms.broker.security``)
-and ``[[policies]]``, each a destination pattern with ``DestinationPolicy`` fields. This module
-wires parts together; it holds no messaging logic of its own.
+and ``[[policies]]``, each a destination pattern with ``DestinationPolicy`` fields.
+``ServerThread(broker)`` serves a broker the application already has over STOMP from a
+background thread (its own event loop), for programs and tests that want network clients too.
+This module wires parts together; it holds no messaging logic of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
+from jms.errors import IllegalStateException
 from jms.stomp.durability import DeferredStore
 from jms.stomp.metrics import MetricsServer
 from jms.stomp.server import DEFAULT_PORT, StompServer
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
 
-__all__ = ["DEFAULT_STORE", "BrokerOptions", "read_config", "run", "serve"]
+__all__ = ["DEFAULT_STORE", "BrokerOptions", "ServerThread", "read_config", "run", "serve"]
 
 #: Where ``jms broker`` keeps its store unless told otherwise (relative to the working directory).
 DEFAULT_STORE = Path("jms-data")
@@ -165,3 +169,93 @@ def run(options: BrokerOptions, announce: Callable[[str], None] = print) -> None
         await serve(options, stop, announce)
 
     asyncio.run(main())
+
+
+_T = TypeVar("_T")
+
+
+class ServerThread:
+    """``broker`` served over STOMP from a background thread, while the ``with`` block runs.
+
+    ``ServerThread(broker, port=0, **options)`` takes ``StompServer``'s keyword options (host
+    127.0.0.1 and a free port unless given). ``url`` is where clients connect. Leaving the block
+    (or ``stop()``) closes every client connection and stops the thread; the broker stays open,
+    its owner closes it.
+    """
+
+    def __init__(self, broker: Broker, **options: Any) -> None:
+        options.setdefault("host", "127.0.0.1")
+        options.setdefault("port", 0)
+        self.broker = broker
+        self._options = options
+        self._ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self.server: StompServer | None = None
+        self._thread = threading.Thread(target=self._run, name="jms-stomp-server", daemon=True)
+
+    def start(self) -> ServerThread:
+        """Start serving; returns once the port is bound (or raises why it could not be)."""
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise IllegalStateException("the STOMP server thread did not start within 30 s")
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        """Close the server and its connections; returns once the thread ended."""
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+        if self._thread.is_alive():
+            raise IllegalStateException("the STOMP server thread did not stop within 30 s")
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self.server is None:
+            raise IllegalStateException("the STOMP server is not started")
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        if self.server is None:
+            raise IllegalStateException("the STOMP server is not started")
+        return self.server.url
+
+    def call(self, function: Callable[[], _T]) -> _T:
+        """Run ``function()`` on the server's event loop (where its state lives) and return
+        what it returns."""
+        if self._loop is None:
+            raise IllegalStateException("the STOMP server is not started")
+
+        async def run() -> _T:
+            return function()
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(30)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            self.server = StompServer(self.broker, **self._options)
+            try:
+                await self.server.start()
+            except BaseException as error:
+                self._error = error
+                self._ready.set()
+                return
+            self._ready.set()
+            try:
+                await self._stop.wait()
+            finally:
+                await self.server.close()
+
+        asyncio.run(main())
