@@ -184,8 +184,9 @@ def message_from_frame(
     ``InvalidDestinationException`` for one it cannot; the value is then kept as the
     ``reply-to`` header property, as ActiveMQ does). ``now_ms`` stamps ``JMSTimestamp`` when the
     frame has no ``timestamp``. Raises ``MessageFormatException`` for a header or body the
-    mapping cannot read. A codec body is the whole message; ``localize``, when given, maps its
-    ``JMSReplyTo`` (a connection's own name for a temporary destination to the broker's).
+    mapping cannot read. A codec body is the whole message; its ``JMSReplyTo`` is the
+    ``reply-to`` header's when there is one, else ``localize`` (when given) maps it (a
+    connection's own name for a temporary destination to the broker's).
     """
     headers: dict[str, str] = {}
     for name, value in frame_headers:
@@ -193,7 +194,10 @@ def message_from_frame(
     if headers.get("content-type") == JMS_MESSAGE_CONTENT_TYPE:
         message = decode(body)
         message._destination = destination
-        if localize is not None and message._reply_to is not None:
+        reply_to = headers.get("reply-to")
+        if reply_to is not None:  # the header names it as this connection sees it
+            message._reply_to = resolve(reply_to)
+        elif localize is not None and message._reply_to is not None:
             message._reply_to = localize(message._reply_to)
         return message
     kind = headers.get("amq-msg-type")
