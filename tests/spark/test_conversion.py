@@ -235,7 +235,7 @@ def test_a_bad_row_is_refused_naming_row_and_column(change: Any, message: str) -
 
 @pytest.mark.spark
 @settings(
-    max_examples=10,
+    max_examples=8,
     derandomize=True,
     database=None,
     deadline=None,

@@ -148,7 +148,7 @@ def _texts(trees: list[Expression]) -> list[str]:
 
 
 @ansi_modes
-@batch_settings(examples=10)
+@batch_settings(examples=7)
 @given(
     trees=st.lists(
         selector_trees(DYNAMIC_PROPERTIES),
@@ -243,7 +243,7 @@ def _plain_row(position: int, message: Message) -> tuple[Any, ...]:
 
 
 @ansi_modes
-@batch_settings(examples=5)
+@batch_settings(examples=3)
 @given(
     trees=st.lists(
         selector_trees(tuple(PLAIN_COLUMNS), ("JMSPriority", "JMSTimestamp"), ("JMSType",)),
