@@ -175,6 +175,13 @@ def _value(type_name: str, **fields: Any) -> dict[str, Any]:
     }
 
 
+def test_a_float_written_by_hand_is_rounded_like_javas_cast() -> None:
+    row = _good_row()
+    row["properties"] = [("ratio", _value("float", double=0.1))]
+    [message] = from_rows([row])
+    assert message.get_object_property("ratio") == Float(0.1) != 0.1
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
