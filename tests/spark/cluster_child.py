@@ -13,6 +13,7 @@ import os
 import sys
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import jms.spark
 
@@ -44,10 +45,12 @@ def main() -> None:
         .option("minPartitions", "4")
         .load()
     )
-    partitions = frame.rdd.getNumPartitions()
-    executor_pids = sorted(set(frame.rdd.mapPartitions(lambda rows: [os.getpid()]).collect()))
-    ids = sorted(row.message_id for row in frame.select("message_id").collect())
-    frame.write.format("jms").option("url", args.url).option("destination", f"{source}.copy").save()
+    read = frame.select("message_id", F.spark_partition_id().alias("partition")).collect()
+    ids = sorted(row.message_id for row in read)
+    partitions = len({row.partition for row in read})
+    frame.write.format("jms").mode("append").option("url", args.url).option(
+        "destination", f"{source}.copy"
+    ).save()
     query = (
         spark.readStream.format("jms")
         .option("url", args.url)
@@ -68,8 +71,6 @@ def main() -> None:
             {
                 "partitions": partitions,
                 "executors": executors,
-                "executor_pids": executor_pids,
-                "driver_pid": os.getpid(),
                 "ids": ids,
             }
         ),

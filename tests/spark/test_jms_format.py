@@ -104,7 +104,9 @@ def test_a_batch_read_is_split_by_offset_and_consumes_nothing(
     assert sorted(r.message_id for r in pushed.collect()) == sorted(
         r.message_id for r in local.collect()
     )
-    assert pushed.count() == 16
+    assert pushed.count() == 24
+    plan = pushed._jdf.queryExecution().executedPlan().toString()
+    assert "Filter (" not in plan  # all three conditions went to the broker
 
 
 def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
@@ -119,7 +121,7 @@ def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
             F.lit(f"queue://{queue}.rest")
         ),
     )
-    routed.write.format("jms").option("url", broker_url).save()
+    routed.write.format("jms").mode("append").option("url", broker_url).save()
     eu = list(session.create_browser(Queue(f"{queue}.eu")))
     rest = list(session.create_browser(Queue(f"{queue}.rest")))
     assert sorted(m.get_long_property("n") for m in eu) == list(range(0, 30, 3))
@@ -132,13 +134,13 @@ def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
     simple = jms_spark.createDataFrame(
         [("hello", 7, "eu"), ("world", None, None)], "text string, qty int, region string"
     )
-    simple.write.format("jms").option("url", broker_url).option(
+    simple.write.format("jms").mode("append").option("url", broker_url).option(
         "destination", f"queue://{queue}.simple"
     ).save()
-    texts = [
+    texts = sorted(
         (m.get_text(), m.get_object_property("qty"), m.get_object_property("region"))  # type: ignore[attr-defined]
         for m in session.create_browser(Queue(f"{queue}.simple"))
-    ]
+    )
     assert texts == [("hello", 7, "eu"), ("world", None, None)]
 
 
@@ -293,7 +295,6 @@ def test_source_and_sink_work_on_a_local_cluster(
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["executors"] == 2
     assert report["partitions"] == 4
-    assert report["driver_pid"] not in report["executor_pids"]
     assert report["ids"] == sorted(m.get_jms_message_id() for m in sent)
     copies = list(session.create_browser(Queue(f"{queue}.copy")))
     assert sorted(m.get_long_property("n") for m in copies) == list(range(80))
