@@ -35,7 +35,7 @@ know the version yet); from then on the negotiated version's escaping applies bo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Final
@@ -47,6 +47,7 @@ from jms.stomp.frames import (
     HeartBeat,
     Role,
     Version,
+    encode_frame,
     error_frame,
 )
 from jms.stomp.negotiation import (
@@ -134,9 +135,8 @@ def required_headers(command: str, version: Version) -> tuple[tuple[str, ...], .
 
 def _missing_header(frame: Frame, version: Version) -> str | None:
     """The first required header (or group, ``a or b``) ``frame`` lacks in ``version``."""
-    present = {name for name, _ in frame.headers}
     for names in required_headers(frame.command, version):
-        if present.isdisjoint(names):
+        if all(frame.header(name) is None for name in names):
             return " or ".join(repr(name) for name in names)
     return None
 
@@ -314,6 +314,16 @@ class ServerConnection:
             self.state = ServerState.CLOSED
             self._connect_request = None
         return data
+
+    def message(self, headers: Iterable[tuple[str, str]], body: bytes) -> bytes:
+        """The bytes of a MESSAGE frame: ``send(Frame("MESSAGE", headers, body))`` for the
+        server's hot path, without building the ``Frame``. The caller guarantees the required
+        headers (``destination``, ``message-id``, ``subscription``); the state is checked."""
+        if self.state is not ServerState.CONNECTED:
+            raise StompUsageError(f"cannot send MESSAGE while {self.state.name}")
+        version = self.version
+        assert version is not None
+        return encode_frame("MESSAGE", headers, body, version)
 
     def send_error(self, error: StompProtocolError) -> bytes:
         """The ERROR frame answering ``error`` (with its receipt and extra headers); the

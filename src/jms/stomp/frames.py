@@ -29,6 +29,7 @@ __all__ = [
     "HeartBeat",
     "Role",
     "Version",
+    "encode_frame",
     "error_frame",
     "escape_header",
     "parse_content_length",
@@ -100,55 +101,61 @@ class Frame:
         return None
 
     def to_bytes(self, version: Version) -> bytes:
-        """The frame on the wire in ``version``, ending with NUL.
+        """The frame on the wire in ``version``, ending with NUL (see ``encode_frame``)."""
+        return encode_frame(self.command, self.headers, self.body, version)
 
-        A non-empty body gets a ``content-length`` header unless the frame has one (which must
-        then match the body). Raises ``ValueError`` for an unknown command, a body on a frame
-        that may not have one, or a header the version cannot carry (an empty name; a line feed
-        or, in a name, a colon where nothing is escaped; a value ending in a carriage return
-        where carriage returns are not escaped).
-        """
-        command = self.command
-        if command not in CLIENT_COMMANDS and command not in SERVER_COMMANDS:
-            raise ValueError(f"unknown STOMP command {command!r}")
-        body = self.body
-        if body and command not in BODY_COMMANDS:
-            raise ValueError(f"a {command} frame may not have a body ({len(body)} bytes given)")
-        escaped = version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
-        parts = [command, "\n"]
-        has_content_length = False
-        needs = _NEEDS_ESCAPE.get(version)
-        table = _TRANSLATIONS.get(version)
-        for name, value in self.headers:
-            if not name:
-                raise ValueError(f"{command} frame has a header with an empty name")
-            if escaped:
-                assert needs is not None and table is not None
-                if version is Version.V1_1 and value.endswith("\r"):
-                    raise ValueError(_unrepresentable(command, name, value, version))
-                if needs.search(name) is not None:
-                    name = name.translate(table)
-                if needs.search(value) is not None:
-                    value = value.translate(table)
-                parts.append(f"{name}:{value}\n")
-            else:
-                if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
-                    raise ValueError(_unrepresentable(command, name, value, version))
-                parts += (name, ":", value, "\n")
-            if name == "content-length" and not has_content_length:
-                has_content_length = True
-                if parse_content_length(value) != len(body):
-                    raise ValueError(
-                        f"{command} frame says content-length:{quote(value)} but its body has {len(body)} bytes"
-                    )
-        if body and not has_content_length:
-            parts += ("content-length:", str(len(body)), "\n")
-        parts.append("\n")
-        try:
-            head = "".join(parts).encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise ValueError(f"{command} frame headers are not valid Unicode: {error}") from error
-        return b"".join((head, body, b"\0"))
+
+def encode_frame(
+    command: str, headers: Iterable[tuple[str, str]], body: bytes, version: Version
+) -> bytes:
+    """The bytes of a ``command`` frame with ``headers`` and ``body`` in ``version``, ending
+    with NUL (what ``Frame.to_bytes`` writes, without building a ``Frame``).
+
+    A non-empty body gets a ``content-length`` header unless the frame has one (which must
+    then match the body). Raises ``ValueError`` for an unknown command, a body on a frame
+    that may not have one, or a header the version cannot carry (an empty name; a line feed
+    or, in a name, a colon where nothing is escaped; a value ending in a carriage return
+    where carriage returns are not escaped).
+    """
+    if command not in CLIENT_COMMANDS and command not in SERVER_COMMANDS:
+        raise ValueError(f"unknown STOMP command {command!r}")
+    if body and command not in BODY_COMMANDS:
+        raise ValueError(f"a {command} frame may not have a body ({len(body)} bytes given)")
+    escaped = version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
+    parts = [command, "\n"]
+    has_content_length = False
+    needs = _NEEDS_ESCAPE.get(version)
+    table = _TRANSLATIONS.get(version)
+    for name, value in headers:
+        if not name:
+            raise ValueError(f"{command} frame has a header with an empty name")
+        if escaped:
+            assert needs is not None and table is not None
+            if version is Version.V1_1 and value.endswith("\r"):
+                raise ValueError(_unrepresentable(command, name, value, version))
+            if needs.search(name) is not None:
+                name = name.translate(table)
+            if needs.search(value) is not None:
+                value = value.translate(table)
+            parts.append(f"{name}:{value}\n")
+        else:
+            if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
+                raise ValueError(_unrepresentable(command, name, value, version))
+            parts += (name, ":", value, "\n")
+        if name == "content-length" and not has_content_length:
+            has_content_length = True
+            if parse_content_length(value) != len(body):
+                raise ValueError(
+                    f"{command} frame says content-length:{quote(value)} but its body has {len(body)} bytes"
+                )
+    if body and not has_content_length:
+        parts += ("content-length:", str(len(body)), "\n")
+    parts.append("\n")
+    try:
+        head = "".join(parts).encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{command} frame headers are not valid Unicode: {error}") from error
+    return b"".join((head, body, b"\0"))
 
 
 def _unrepresentable(command: str, name: str, value: str, version: Version) -> str:

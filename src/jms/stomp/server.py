@@ -311,6 +311,9 @@ class _ClientConnection(asyncio.Protocol):
         self._pending: list[Delivery] = []
         # Batches of deliveries whose recording by the store is not durable yet, in order.
         self._held: deque[tuple[list[Completion], list[Delivery]]] = deque()
+        # Bytes waiting for the end of this turn of the loop (see _write).
+        self._output: list[bytes] = []
+        self._output_scheduled = False
         self._flush_scheduled = False
         self._write_paused = False
         self._reading_paused = False
@@ -538,16 +541,29 @@ class _ClientConnection(asyncio.Protocol):
             and (now - self._last_write) * 1000 >= send_ms / 2
             and self._transport is not None
         ):
-            self._transport.write(b"\n")
-            self._last_write = now
+            self._write(b"\n")
         self._start_heart_beats()
 
     # -- writing -------------------------------------------------------------------------------
 
     def _write(self, data: bytes) -> None:
-        transport = self._transport
-        if transport is None or self._closed:
+        """Queue ``data`` for the socket; what one turn of the loop writes goes out in one
+        write (a burst of RECEIPTs or MESSAGEs costs one system call, not one each)."""
+        if self._transport is None or self._closed:
             return
+        self._output.append(data)
+        if not self._output_scheduled:
+            self._output_scheduled = True
+            self._loop.call_soon(self._write_output)
+
+    def _write_output(self) -> None:
+        self._output_scheduled = False
+        transport = self._transport
+        if not self._output or transport is None or self._closed:
+            self._output.clear()
+            return
+        data = b"".join(self._output)
+        self._output.clear()
         transport.write(data)
         self._last_write = time.monotonic()
         self._server.counters.bytes_sent += len(data)
@@ -590,6 +606,7 @@ class _ClientConnection(asyncio.Protocol):
         if self._closing:
             return
         self._closing = True
+        self._write_output()  # what is queued (an ERROR, a last RECEIPT) goes first
         if self._transport is not None:
             self._transport.close()
 
@@ -758,7 +775,7 @@ class _ClientConnection(asyncio.Protocol):
                 ("ack", str(delivery.tag)),
                 *mapped,
             )
-        return message_id, self._conn.send(Frame("MESSAGE", headers, body))
+        return message_id, self._conn.message(headers, body)
 
     # -- destinations --------------------------------------------------------------------------
 
@@ -1022,7 +1039,7 @@ class _ClientConnection(asyncio.Protocol):
                             ("destination", destination_name),
                             *mapped,
                         )
-                    chunks.append(self._conn.send(Frame("MESSAGE", headers, body)))
+                    chunks.append(self._conn.message(headers, body))
                 sent += len(chunks)
                 self._write(b"".join(chunks))
                 next_seq = page.next_seq
