@@ -232,7 +232,6 @@ class _Subscription:
         "ack",
         "consumer_id",
         "destination",
-        "durable_name",
         "explicit_credit",
         "id",
         "unacked",
@@ -244,13 +243,12 @@ class _Subscription:
         destination: Destination,
         ack: str,
         explicit_credit: bool,
-        durable_name: str | None,
     ) -> None:
         self.id = subscription_id
         self.destination = destination
         self.ack = ack
+        # A jms client gives credit back itself, and keeps its messages after UNSUBSCRIBE.
         self.explicit_credit = explicit_credit
-        self.durable_name = durable_name
         self.consumer_id: int | None = None  # None for a browser
         # Deliveries awaiting ACK/NACK, in delivery order: tag -> message-id header.
         self.unacked: dict[int, str] = {}
@@ -928,11 +926,7 @@ class _ClientConnection(asyncio.Protocol):
             else self._number(frame, "jms-max-deliveries", 0),
         )
         subscription = _Subscription(
-            subscription_id,
-            destination,
-            ack,
-            self._extensions and ack != "auto",
-            name if durable else None,
+            subscription_id, destination, ack, self._extensions and ack != "auto"
         )
         broker_id = self._broker_id
         assert broker_id is not None
@@ -964,7 +958,7 @@ class _ClientConnection(asyncio.Protocol):
             if self._extensions and frame.header("jms-browse-end")
             else None
         )
-        subscription = _Subscription(subscription_id, destination, "auto", False, None)
+        subscription = _Subscription(subscription_id, destination, "auto", False)
         self._subscriptions[subscription_id] = subscription
         task = self._loop.create_task(
             self._send_browse(subscription, source, selector, start, end_seq, limit)
