@@ -323,7 +323,7 @@ def hash_password_command(
         str, typer.Option("--scheme", help="scrypt (default) or pbkdf2_sha256.")
     ] = "scrypt",
 ) -> None:
-    """Print a salted hash of a password (asked for twice) for a broker config's [users]."""
+    """Print a salted hash of a password (asked for twice), for a user in a broker config."""
     from jms.broker.security import hash_password
 
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
@@ -573,6 +573,135 @@ def purge(
         except jms.JMSException as error:
             raise _fail(str(error)) from None
     typer.echo(f"purged {purged} message(s) from {target}")
+
+
+# --- jms pipeline (the Spark pipeline; docs/spark.md "jms pipeline") ---------------------------
+
+
+@app.command()
+def pipeline(
+    source: Annotated[
+        str,
+        typer.Option("--from", help="queue://NAME, or topic://NAME with --subscription."),
+    ],
+    target: Annotated[
+        str,
+        typer.Option("--to", help="parquet:/DIR (appended to), or queue://NAME / topic://NAME."),
+    ],
+    selector: Annotated[
+        str | None, typer.Option("--selector", "-s", help="Keep the messages it selects.")
+    ] = None,
+    stream: Annotated[
+        bool, typer.Option("--stream", help="Consume continuously (needs --checkpoint).")
+    ] = False,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option("--checkpoint", help="Streaming checkpoint directory (restart from it)."),
+    ] = None,
+    until_idle: Annotated[
+        bool, typer.Option("--until-idle", help="--stream: stop once everything is processed.")
+    ] = False,
+    max_per_trigger: Annotated[
+        int | None,
+        typer.Option("--max-per-trigger", min=1, help="--stream: offsets per micro-batch at most."),
+    ] = None,
+    subscription: Annotated[
+        str | None,
+        typer.Option("--subscription", help="Durable subscription name, for a topic source."),
+    ] = None,
+    client_id: Annotated[
+        str | None, typer.Option("--client-id", help="Client ID of that durable subscription.")
+    ] = None,
+    master: Annotated[
+        str,
+        typer.Option("--master", help="Spark master: local[*], local-cluster[...], spark://..."),
+    ] = "local[*]",
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Run a Spark job from a destination to Parquet files or to another destination.
+
+    Without --stream it copies what the source holds now (nothing is consumed); with --stream it
+    consumes, exactly once across restarts from --checkpoint, until Ctrl-C (or --until-idle).
+    """
+    import os
+    import signal
+    import sys
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from jms.spark.pipeline import Pipeline, run_pipeline
+
+    try:
+        spec = Pipeline(
+            source=source,
+            target=target,
+            url=url,
+            selector=selector,
+            stream=stream,
+            checkpoint=None if checkpoint is None else str(checkpoint),
+            until_idle=until_idle,
+            subscription_name=subscription,
+            client_id=client_id,
+            user=user,
+            password=password,
+            max_offsets_per_trigger=max_per_trigger,
+        )
+    except ValueError as error:
+        raise _fail(str(error)) from None
+    console = Console(stderr=True)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    console.print(f"[bold]jms pipeline[/bold] {source} -> {target} on {master}")
+    from pyspark.sql import SparkSession
+
+    import jms.spark
+
+    running = SparkSession.getActiveSession()  # called from a Spark application: join it
+    spark = running or (
+        SparkSession.builder.master(master)
+        .appName(f"jms pipeline {source} -> {target}")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    if running is None:
+        spark.sparkContext.setLogLevel("ERROR")
+    jms.spark.register(spark)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()]
+    if stream:
+        columns = [TextColumn("{task.description}"), TextColumn("{task.fields[detail]}")]
+    try:
+        with Progress(*columns, TimeElapsedColumn(), console=console) as bar:
+            task = bar.add_task(
+                "streaming" if stream else "copying", total=None if stream else 1, detail=""
+            )
+
+            def show(progress: Any) -> None:
+                if stream:
+                    rate = "" if progress.rate is None else f", {progress.rate:,.0f} msg/s"
+                    detail = f"{progress.messages:,} messages in {progress.batches} batches{rate}"
+                    bar.update(task, detail=detail)
+                elif progress.tasks_total:
+                    bar.update(task, completed=progress.tasks_done, total=progress.tasks_total)
+
+            result = run_pipeline(spark, spec, show, stop)
+    except (ValueError, jms.JMSException) as error:
+        raise _fail(str(error)) from None
+    except Exception as error:  # a Spark job failure: its message says what went wrong
+        raise _fail(f"the Spark job failed: {error}") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if running is None:
+            spark.stop()
+    rate = result.messages / result.seconds if result.seconds else 0.0
+    console.print(
+        f"{result.messages:,} message(s) to {target} in {result.batches} batch(es), "
+        f"{result.seconds:.1f} s ({rate:,.0f} msg/s)"
+    )
 
 
 def main() -> None:
