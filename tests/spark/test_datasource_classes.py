@@ -341,7 +341,7 @@ def test_a_batch_write_publishes_simple_rows_atomically_and_skips_failed_attempt
     assert eu[0].get_int_property("qty") == 1 and eu[0].get_string_property("region") == "eu"
     assert not eu[1].property_exists("region")
     assert _texts(session, "us") == ["b"]
-    staging = writer._staging
+    staging = f"{writer._prefix}.p0"
     assert staging.startswith(STAGING_PREFIX)
     assert _texts(session, staging) == []  # orphan cleaned up too
 
@@ -373,7 +373,7 @@ def test_a_stream_batch_is_published_once_per_batch_id(url: str, session: Sessio
     rerun = _roundtrip(writer).write(iter([batch]))  # the batch ran again after a crash
     JmsStreamWriter(options, schema).commit([rerun], 0)
     assert _texts(session, "out") == ["one", "two"]
-    assert _texts(session, writer._staging) == []
+    assert _texts(session, f"{writer._prefix}.p0") == []
     JmsStreamWriter(options, schema).commit([_roundtrip(writer).write(iter([batch]))], 1)
     assert _texts(session, "out") == ["one", "two", "one", "two"]
     markers = list(session.create_browser(session.create_queue(COMMITS_PREFIX + options.sink_id)))
@@ -385,8 +385,10 @@ def test_a_commit_that_misses_staged_messages_publishes_nothing(url: str, sessio
     schema = StructType([StructField("value", BinaryType())])
     writer = JmsBatchWriter(options, schema)
     staged = writer.write(iter([pa.RecordBatch.from_pylist([{"value": b"\x01"}])]))
-    session.create_sequence_reader(session.create_queue(writer._staging)).acknowledge_through(10)
-    with pytest.raises(JMSException, match="holds 0 of the 1 messages"):
+    session.create_sequence_reader(
+        session.create_queue(f"{writer._prefix}.p0")
+    ).acknowledge_through(10)
+    with pytest.raises(JMSException, match="hold 0 of the 1 messages"):
         writer.commit([staged])
     assert _texts(session, "out") == []
 

@@ -5,16 +5,19 @@ Theory of operation (docs/spark.md, "The sink"). Spark runs ``write`` in tasks o
 streaming batch may run again after a crash. So:
 
 1. **Stage.** Each task attempt sends its messages, each wrapped whole (``jms.message.codec``) in a
-   BytesMessage tagged with the attempt's id, to the sink's *staging queue*
-   ``jms.spark.staging.<sink>`` — nobody consumes it — and reports (staging queue, attempt, count).
-2. **Publish.** The driver's ``commit`` reads the staged messages of the reported attempts (a range
-   read: orphans of failed attempts are skipped), and in **one broker transaction** sends each to
-   its destination and, for a named sink, a marker carrying the batch id to
-   ``jms.spark.commits.<sink>``. Consumers see the whole batch at once or nothing.
+   BytesMessage tagged with the attempt's id, to its partition's *staging queue*
+   ``jms.spark.staging.<sink>.p<partition>`` — nobody consumes it — and reports (staging queue,
+   attempt, count).
+2. **Publish.** The driver's ``commit`` reads the staged messages of the reported attempts (range
+   reads with a selector on the attempt: orphans of failed attempts are skipped), partition after
+   partition, so the rows keep their order (a source's partitions are consecutive ranges), and in
+   **one broker transaction** sends each to its destination and, for a named sink, a marker
+   carrying the batch id to ``jms.spark.commits.<sink>``. Consumers see the whole batch at once or
+   nothing.
 3. **Remember.** Before publishing, ``commit`` reads the marker: a batch id at or below the last
    one published is not published again (a re-run batch after a crash, or ``commit`` retried).
-4. **Clean up.** After the transaction, the staging queue is consumed through the number it had
-   reached (orphans included) and older markers are dropped. A crash between 2 and 4 only leaves
+4. **Clean up.** After the transaction, the staging queues are consumed through the numbers they
+   had reached (orphans included) and older markers are dropped. A crash between 2 and 4 only leaves
    work for the next commit; it never publishes twice, because the marker went with the batch.
 
 A sink is named by the ``sinkId`` option, or for streams by its checkpoint location; an unnamed
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceStreamArrowWriter,
@@ -85,10 +89,13 @@ def _connect(options: SinkOptions) -> Connection:
 
 
 def stage(
-    options: SinkOptions, rows: OutgoingRows, staging: str, batches: Iterator[pa.RecordBatch]
+    options: SinkOptions, rows: OutgoingRows, prefix: str, batches: Iterator[pa.RecordBatch]
 ) -> StagedPartition:
-    """Send the messages of ``batches`` to the staging queue, tagged with a new attempt id."""
+    """Send the messages of ``batches`` to this task's partition's staging queue (under
+    ``prefix``), tagged with a new attempt id."""
     attempt = uuid.uuid4().hex
+    task = TaskContext.get()
+    staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
     count = 0
     with _connect(options) as connection:
         session = connection.create_session(transacted=True)
@@ -136,10 +143,7 @@ def _send_final(producer: MessageProducer, message: Message, now: int) -> None:
 
 
 def publish(
-    options: SinkOptions,
-    staging: str,
-    staged: list[WriterCommitMessage | None],
-    batch_id: int | None,
+    options: SinkOptions, staged: list[WriterCommitMessage | None], batch_id: int | None
 ) -> int:
     """Publish what the reported attempts staged, in one transaction (see the module docstring);
     return how many messages went out (0 for a batch id published before)."""
@@ -148,22 +152,23 @@ def publish(
     sink_id = options.sink_id if batch_id is not None else None
     with _connect(options) as connection:
         session = connection.create_session()
-        staging_queue = Queue(staging)
-        through = session.create_sequence_reader(staging_queue).last_sequence()
+        through = {
+            name: session.create_sequence_reader(Queue(name)).last_sequence()
+            for name in dict.fromkeys(part.staging for part in parts)
+        }
         published = 0
         done = last_published_batch(session, sink_id) if sink_id is not None else None
         if done is not None and batch_id is not None and batch_id <= done:
             logger.info("sink %s: batch %d was published before; not again", sink_id, batch_id)
         elif expected or sink_id is not None:
-            published = _publish_transaction(
-                connection, options, staging_queue, parts, through, sink_id, batch_id
-            )
+            published = _publish_transaction(connection, options, parts, through, sink_id, batch_id)
             if published != expected:
                 raise JMSException(
-                    f"staging queue {staging} holds {published} of the {expected} messages the "
-                    "batch's tasks staged; nothing was published"
+                    f"the staging queues {', '.join(through)} hold {published} of the {expected} "
+                    "messages the batch's tasks staged; nothing was published"
                 )
-        session.create_sequence_reader(staging_queue).acknowledge_through(through)
+        for name, last in through.items():
+            session.create_sequence_reader(Queue(name)).acknowledge_through(last)
         if sink_id is not None:
             commits = session.create_sequence_reader(Queue(COMMITS_PREFIX + sink_id))
             commits.acknowledge_through(commits.last_sequence() - 1)
@@ -173,24 +178,28 @@ def publish(
 def _publish_transaction(
     connection: Connection,
     options: SinkOptions,
-    staging: Queue,
     parts: list[StagedPartition],
-    through: int,
+    through: dict[str, int],
     sink_id: str | None,
     batch_id: int | None,
 ) -> int:
-    """Send the staged messages of ``parts`` (numbered up to ``through``) and the marker in one
-    transaction; return how many messages it sent. Rolled back unless every one was found."""
+    """Send the staged messages of ``parts`` (in their order; each staging queue read up to the
+    number in ``through``) and the marker in one transaction; return how many messages it sent.
+    Rolled back unless every one was found."""
     expected = sum(part.count for part in parts)
     session = connection.create_session(transacted=True)
     sent = 0
     try:
-        if parts:
-            attempts = ", ".join(f"'{part.attempt}'" for part in parts)
-            reader = session.create_sequence_reader(staging, f"{ATTEMPT_PROPERTY} IN ({attempts})")
-            producer = session.create_producer(None)
-            now = wall_clock_ms()
-            for page in reader.read(1, through, options.page_size) if through else ():
+        producer = session.create_producer(None)
+        now = wall_clock_ms()
+        for part in parts:
+            last = through[part.staging]
+            if not part.count or not last:
+                continue
+            reader = session.create_sequence_reader(
+                Queue(part.staging), f"{ATTEMPT_PROPERTY} = '{part.attempt}'"
+            )
+            for page in reader.read(1, last, options.page_size):
                 for _, wrapper in page:
                     assert isinstance(wrapper, BytesMessage)
                     _send_final(producer, decode(wrapper.get_body(bytes) or b""), now)
@@ -208,11 +217,17 @@ def _publish_transaction(
     return sent
 
 
-def discard(options: SinkOptions, staging: str) -> None:
-    """Drop everything staged so far (a write Spark aborted)."""
+def discard(options: SinkOptions, staged: list[WriterCommitMessage | None]) -> None:
+    """Drop what the reported attempts of a write Spark aborted staged (with whatever else their
+    staging queues hold; failed attempts that reported nothing are cleaned by the next commit)."""
+    queues = dict.fromkeys(part.staging for part in staged if isinstance(part, StagedPartition))
+    if not queues:
+        return
     with _connect(options) as connection:
-        reader = connection.create_session().create_sequence_reader(Queue(staging))
-        reader.acknowledge_through(reader.last_sequence())
+        session = connection.create_session()
+        for name in queues:
+            reader = session.create_sequence_reader(Queue(name))
+            reader.acknowledge_through(reader.last_sequence())
 
 
 class JmsBatchWriter(DataSourceArrowWriter):
@@ -222,16 +237,16 @@ class JmsBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: SinkOptions, schema: StructType) -> None:
         self._options = options
         self._rows = OutgoingRows(schema, options.destination)
-        self._staging = STAGING_PREFIX + (options.sink_id or f"write-{uuid.uuid4().hex}")
+        self._prefix = STAGING_PREFIX + (options.sink_id or f"write-{uuid.uuid4().hex}")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedPartition:
-        return stage(self._options, self._rows, self._staging, iterator)
+        return stage(self._options, self._rows, self._prefix, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        publish(self._options, self._staging, messages, self._options.batch_id)
+        publish(self._options, messages, self._options.batch_id)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        discard(self._options, self._staging)
+        discard(self._options, messages)
 
 
 class JmsStreamWriter(DataSourceStreamArrowWriter):
@@ -242,13 +257,13 @@ class JmsStreamWriter(DataSourceStreamArrowWriter):
         assert options.sink_id is not None
         self._options = options
         self._rows = OutgoingRows(schema, options.destination)
-        self._staging = STAGING_PREFIX + options.sink_id
+        self._prefix = STAGING_PREFIX + options.sink_id
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StagedPartition:
-        return stage(self._options, self._rows, self._staging, iterator)
+        return stage(self._options, self._rows, self._prefix, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        publish(self._options, self._staging, messages, batchId)
+        publish(self._options, messages, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        discard(self._options, self._staging)
+        discard(self._options, messages)

@@ -1,0 +1,190 @@
+"""``jms pipeline`` and ``run_pipeline``, and the two pipelines in ``examples/``, run as real Spark
+jobs in the shared session against a broker served over STOMP (batch copies consume nothing;
+streams consume each message once, across runs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from pyspark.sql import SparkSession
+from typer.testing import CliRunner
+
+import jms.spark
+from jms.cli import app
+from jms.client import ConnectionFactory, Session
+from jms.message import Message, Queue
+from jms.spark.pipeline import Pipeline, Progress, run_pipeline
+from jms.types import Long
+from tests.spark.served_broker import ServedStore
+
+_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with ServedStore(tmp_path_factory.mktemp("pipeline-broker")) as served:
+        yield served.url
+
+
+@pytest.fixture(scope="module")
+def jms_spark(spark: SparkSession) -> SparkSession:
+    jms.spark.register(spark)
+    return spark
+
+
+@pytest.fixture
+def session(broker_url: str) -> Iterator[Session]:
+    with ConnectionFactory(broker_url).create_connection() as connection:
+        yield connection.create_session()
+
+
+def _produce(session: Session, queue: str, count: int, start: int = 0) -> list[Message]:
+    producer = session.create_producer(Queue(queue))
+    sent = []
+    for number in range(start, start + count):
+        message = session.create_text_message(f"order {number}")
+        message.set_long_property("n", Long(number))
+        message.set_string_property("region", ("eu", "us", "apac")[number % 3])
+        producer.send(message, priority=9 if number % 5 == 0 else 4)
+        sent.append(message)
+    return sent
+
+
+def _numbers(session: Session, queue: str) -> list[int]:
+    return [m.get_long_property("n") for m in session.create_browser(Queue(queue))]
+
+
+def _example(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, _EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"source": "orders"}, "--from 'orders' is not a destination"),
+        ({"source": "topic://t"}, "name the durable subscription to read with --subscription"),
+        ({"target": "queue://src"}, "is the source itself"),
+        ({"target": "parquet:"}, "names no directory"),
+        ({"target": "kafka://x"}, "--to 'kafka://x' is not a destination"),
+        ({"selector": "a ="}, "--selector 'a ='"),
+        ({"stream": True}, "--stream needs --checkpoint DIR"),
+        ({"checkpoint": "/tmp/c"}, "are for --stream pipelines"),
+        ({"max_offsets_per_trigger": 5}, "--max-per-trigger is for --stream"),
+    ],
+)
+def test_a_pipeline_that_cannot_run_says_why(changes: dict[str, object], message: str) -> None:
+    arguments: dict[str, object] = {
+        "source": "queue://src",
+        "target": "parquet:/tmp/out",
+        "url": "stomp://127.0.0.1:1",
+        **changes,
+    }
+    with pytest.raises(ValueError, match=message):
+        Pipeline(**arguments)  # type: ignore[arg-type]
+
+
+def test_the_cli_refuses_a_bad_pipeline_before_starting_spark() -> None:
+    result = CliRunner().invoke(
+        app, ["pipeline", "--from", "queue://a", "--to", "queue://b", "--stream"]
+    )
+    assert result.exit_code == 1
+    assert "--stream needs --checkpoint DIR" in result.output
+
+
+@pytest.mark.spark
+def test_a_batch_pipeline_copies_the_selected_messages_to_parquet_without_consuming(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = f"pipe-{uuid.uuid4().hex[:8]}"
+    _produce(session, queue, 90)
+    seen: list[Progress] = []
+    result = run_pipeline(
+        jms_spark,
+        Pipeline(f"queue://{queue}", f"parquet:{tmp_path / 'eu'}", broker_url, "region = 'eu'"),
+        seen.append,
+    )
+    assert result.messages == 30 and result.batches == 1
+    assert seen[-1].messages == 30
+    rows = jms_spark.read.parquet(str(tmp_path / "eu")).collect()
+    assert sorted(row.properties["n"].long for row in rows) == list(range(0, 90, 3))
+    assert len(_numbers(session, queue)) == 90
+
+
+@pytest.mark.spark
+def test_jms_pipeline_streams_to_a_queue_once_across_runs(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    queue = f"pipe-{uuid.uuid4().hex[:8]}"
+    _produce(session, queue, 40)
+    command = [
+        "pipeline",
+        "--from",
+        f"queue://{queue}",
+        "--to",
+        f"queue://{queue}.urgent",
+        "--selector",
+        "JMSPriority > 4",
+        "--stream",
+        "--until-idle",
+        "--checkpoint",
+        str(tmp_path / "checkpoint"),
+        "--max-per-trigger",
+        "15",
+        "--url",
+        broker_url,
+    ]
+    first = CliRunner().invoke(app, command)
+    assert first.exit_code == 0, first.output
+    assert "to queue://" in first.output and "message(s)" in first.output
+    _produce(session, queue, 10, start=40)
+    second = CliRunner().invoke(app, command)
+    assert second.exit_code == 0, second.output
+    assert _numbers(session, f"{queue}.urgent") == list(range(0, 50, 5))
+    assert jms_spark.sparkContext._jsc is not None  # the shared session is still running
+
+
+@pytest.mark.spark
+def test_the_archive_example_archives_each_message_once_per_run(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    archive = _example("archive_queue_to_parquet").archive
+    queue = f"archive-{uuid.uuid4().hex[:8]}"
+    output, checkpoint = str(tmp_path / "archive"), str(tmp_path / "checkpoint")
+    sent = _produce(session, queue, 25)
+    assert archive(jms_spark, broker_url, queue, output, checkpoint) == 25
+    sent += _produce(session, queue, 5, start=25)
+    assert archive(jms_spark, broker_url, queue, output, checkpoint) == 5
+    archived = Counter(row.message_id for row in jms_spark.read.parquet(output).collect())
+    assert archived == Counter(m.get_jms_message_id() for m in sent)
+
+
+@pytest.mark.spark
+def test_the_router_example_routes_each_message_to_its_first_matching_route(
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+) -> None:
+    route = _example("route_by_selector").route
+    queue = f"router-{uuid.uuid4().hex[:8]}"
+    _produce(session, queue, 30)
+    routes = [
+        (f"queue://{queue}.urgent", "JMSPriority >= 7"),
+        (f"queue://{queue}.eu", "region = 'eu'"),
+    ]
+    checkpoint = str(tmp_path / "checkpoint")
+    assert route(jms_spark, broker_url, f"queue://{queue}", routes, None, checkpoint) == 30
+    _produce(session, queue, 6, start=30)
+    route(jms_spark, broker_url, f"queue://{queue}", routes, f"queue://{queue}.other", checkpoint)
+    assert _numbers(session, f"{queue}.urgent") == list(range(0, 36, 5))
+    assert _numbers(session, f"{queue}.eu") == [n for n in range(36) if n % 3 == 0 and n % 5]
+    assert _numbers(session, f"{queue}.other") == [31, 32, 34]
+    # The last batch is consumed from the source when the stream plans its next batch.
+    assert _numbers(session, queue) == list(range(30, 36))
