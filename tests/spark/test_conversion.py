@@ -182,6 +182,11 @@ def test_a_float_written_by_hand_is_rounded_like_javas_cast() -> None:
     assert message.get_object_property("ratio") == Float(0.1) != 0.1
 
 
+def test_a_row_must_be_a_row_or_a_mapping() -> None:
+    with pytest.raises(MessageFormatException, match="row 0: the row should be a pyspark Row"):
+        from_rows([("ID:1", 0)])
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

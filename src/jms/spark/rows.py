@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
+from pyspark.sql import Row
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from jms.errors import JMSException, MessageFormatException
@@ -191,9 +192,14 @@ class _BadRow(Exception):
 
 def _column(record: Any, name: str, where: str) -> Any:
     """``record[name]`` for a pyspark Row or a mapping (a dict from Arrow's ``to_pylist``)."""
+    if not isinstance(record, Row | Mapping):
+        raise _BadRow(
+            f"{where} should be a pyspark Row or a mapping, got {type(record).__name__} "
+            f"{record!r:.60}"
+        )
     try:
         return record[name]
-    except (KeyError, ValueError, IndexError, TypeError):
+    except (KeyError, ValueError):
         raise _BadRow(f"{where} has no field {name!r}") from None
 
 

@@ -1,33 +1,34 @@
-"""``selector_to_column``: a JMS selector as one native Spark SQL ``Column``, never a Python UDF.
-
-Theory of operation. The selector text is parsed by ``jms.selector.parse`` (there is no second
-parser) and its tree is translated node by node, following the meaning ``jms.selector.ast``
-writes down. A condition becomes a Spark boolean whose NULL is the selector's UNKNOWN, so Spark's
-own AND/OR/NOT are already the spec's tables. A *value* is harder: a property's Java type is known
-only per row, and Spark would happily compare ``'2' > 1`` by casting. So a value becomes a
-``_Typed``: a few *variants*, one per Java type it may have, each an expression that is non-null
-exactly on the rows where the value has that type ("self-guarding"), plus a test for NULL. A
-comparison is then ``coalesce`` of one term per pair of variants that Java can compare (unlike
-types contribute no term), ending in FALSE unless a side is NULL; because the terms guard
-themselves, a row pays only for the terms up to the one that applies: one map lookup for the
-common ``weight > 2500``. Arithmetic pairs variants the same way, by Java's binary numeric
-promotion.
-
-Variants refer to the same sub-expressions many times, so expressions are first built as
-``_Expr`` nodes that a ``_Builder`` makes once each, and only then turned into Columns: each
-distinct node costs one call into the JVM, and Spark receives a tree that shares them. (Spark SQL
-text through ``functions.expr`` would be one call, but Spark's parser keeps a cache that grows
-without bound on large generated expressions.)
-
-Numbers: ints and longs are carried as Spark ``bigint``, floats and doubles as ``double`` (a float
-is exact there). Int results wrap at 32 bits by masking a 64-bit result; long results wrap at 64
-bits through ``decimal(38,0)``, which holds any sum or product of two longs exactly; float results
-are rounded through a Spark ``float`` cast; integer division by zero is NULL; floating division by
-zero is IEEE (``a * pow(b, -1)``). NaN is unequal to everything, as in Java (Spark says
-``NaN = NaN``). Every expression built here is total — it cannot raise for any input — so the
-result never depends on ``spark.sql.ansi.enabled``. This module must never fall back to Python
-evaluation of a row.
+"""``selector_to_column``: a JMS selector as one native Spark SQL ``Column`` that keeps exactly the
+rows ``Selector(text).matches`` keeps, with the answer the same under every Spark session setting.
+It translates the syntax tree ``jms.selector.parse`` builds (there is no second parser) and gives
+each node the meaning ``jms.selector.ast`` writes down; it must never fall back to evaluating a
+row in Python, and never lean on a Spark rule (casts, NaN order, overflow errors) where Java's
+differs.
 """
+
+# Theory of operation. A condition becomes a Spark boolean whose NULL is the selector's UNKNOWN, so
+# Spark's own AND/OR/NOT are already the spec's tables. A *value* is harder: a property's Java type
+# is known only per row, and Spark would happily compare '2' > 1 by casting. So a value becomes a
+# `_Typed`: a few *variants*, one per Java type it may have, each an expression that is non-null
+# exactly on the rows where the value has that type ("self-guarding"), plus a test for NULL. A
+# comparison is then `coalesce` of one term per pair of variants that Java can compare (unlike
+# types contribute no term), ending in FALSE unless a side is NULL; because the terms guard
+# themselves, a row pays only for the terms up to the one that applies: one map lookup for the
+# common `weight > 2500`. Arithmetic pairs variants the same way, by binary numeric promotion.
+#
+# Variants refer to the same sub-expressions many times, so expressions are first built as `_Expr`
+# nodes that a `_Builder` makes once each, and only then turned into Columns: each distinct node
+# costs one call into the JVM, and Spark receives a tree that shares them. (Spark SQL text through
+# `functions.expr` would be one call, but Spark's parser keeps a cache that grows without bound on
+# large generated expressions.)
+#
+# Numbers: ints and longs are carried as Spark bigint, floats and doubles as double (a float is
+# exact there). Int results wrap at 32 bits by masking a 64-bit result; long results wrap at 64
+# bits through decimal(38,0), which holds any sum or product of two longs exactly; float results
+# are rounded through a Spark float cast; integer division by zero is NULL; floating division by
+# zero is IEEE (a * pow(b, -1)). NaN is unequal to everything, as in Java (Spark says NaN = NaN).
+# Every expression built here is total -- it cannot raise for any input -- so the result never
+# depends on spark.sql.ansi.enabled.
 
 from __future__ import annotations
 
@@ -534,7 +535,9 @@ def _message_identifier(b: _Builder, identifier: Identifier) -> _Typed:
         ),
         _Variant.of(_Kind.BOOLEAN, b.make("field", value, "boolean")),
     )
-    return _Typed(variants, b.is_null(value))
+    # Every property value has its type tag, so a missing tag is a NULL property; testing it
+    # rather than the whole struct lets Parquet skip the fields a selector does not read.
+    return _Typed(variants, b.is_null(type_name))
 
 
 def _plain_identifiers(schema: StructType) -> _Resolver:
