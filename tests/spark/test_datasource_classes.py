@@ -22,6 +22,7 @@ from jms.errors import InvalidDestinationException, JMSException
 from jms.message import MapMessage, Message, Queue, TextMessage, Topic
 from jms.spark import MESSAGE_ARROW_SCHEMA, MESSAGE_SCHEMA, from_rows, to_arrow
 from jms.spark.datasource import JmsDataSource
+from jms.spark.offsets import EARLIEST, LATEST
 from jms.spark.options import SinkOptions, SourceOptions
 from jms.spark.sink import COMMITS_PREFIX, STAGING_PREFIX, JmsBatchWriter, JmsStreamWriter
 from jms.spark.source import JmsBatchReader, JmsStreamReader, RangePartition
@@ -534,3 +535,88 @@ def test_the_data_source_reads_only_message_schema_and_only_appends() -> None:
     assert isinstance(source.streamReader(MESSAGE_SCHEMA), JmsStreamReader)
     partition = RangePartition(3, 9)
     assert pickle.loads(pickle.dumps(partition)).end == 9
+
+
+# --- choices documented in docs/semantics.md, "Spark pipeline" ----------------------------------
+
+
+def test_streams_start_at_latest_and_batch_reads_at_earliest_unless_told(url: str) -> None:
+    assert _source(url, streaming=True).starting == LATEST
+    assert _source(url).starting == EARLIEST
+    assert _source(url).ending == LATEST
+
+
+def test_a_stream_commit_consumes_its_whole_range_selected_or_not(
+    url: str, session: Session
+) -> None:
+    _orders(session, 6)
+    reader = JmsStreamReader(
+        _source(url, streaming=True, startingOffsets="earliest", selector="n < 2")
+    )
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert [
+        m.get_long_property("n") for m in _read(reader, list(reader.partitions(start, end)))
+    ] == [0, 1]
+    reader.commit(end)
+    assert _texts(session, "orders") == []
+    reader.stop()
+
+
+def test_a_delayed_message_in_a_committed_range_is_consumed_unread(
+    url: str, session: Session
+) -> None:
+    producer = session.create_producer(session.create_queue("orders"))
+    producer.set_delivery_delay(60_000)
+    producer.send(session.create_text_message("later"))
+    producer.set_delivery_delay(0)
+    producer.send(session.create_text_message("now"))
+    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets="earliest"))
+    start = {"queue://orders": 1}
+    end = reader.latestOffset(start, ReadAllAvailable())
+    read = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_text() for m in read if isinstance(m, TextMessage)] == ["now"]
+    reader.commit(end)
+    consumer = session.create_consumer(session.create_queue("orders"))
+    assert consumer.receive_no_wait() is None  # "later" went with the range
+    reader.stop()
+
+
+def test_a_deleted_subscription_is_data_loss_unless_told_otherwise(
+    url: str, session: Session
+) -> None:
+    options = {
+        "url": url,
+        "destination": "topic://feed",
+        "subscriptionName": "spark",
+        "clientId": "feeder",
+    }
+    reader = JmsStreamReader(SourceOptions.parse(options, streaming=True))
+    start = reader.initialOffset()  # creates the subscription
+    owner = ConnectionFactory(url, client_id="feeder").create_connection()
+    owner.create_session().unsubscribe("spark")
+    owner.close()
+    with pytest.raises(InvalidDestinationException, match="deleted while this stream read it"):
+        reader.latestOffset(start, ReadAllAvailable())
+    tolerant = JmsStreamReader(
+        SourceOptions.parse({**options, "failOnDataLoss": "false"}, streaming=True)
+    )
+    assert tolerant.latestOffset(start, ReadAllAvailable()) == start  # subscribed again
+    source = TopicSubscription(Topic("feed"), "spark", "feeder")
+    assert list(session.create_sequence_reader(source).read(1)) == []
+    reader.stop()
+    tolerant.stop()
+
+
+def test_a_republished_message_keeps_its_remaining_time_to_live(url: str, session: Session) -> None:
+    producer = session.create_producer(session.create_queue("orders"))
+    producer.send(session.create_text_message("perishable"), time_to_live=600_000)
+    (sent,) = list(session.create_browser(session.create_queue("orders")))
+    writer = JmsBatchWriter(
+        SinkOptions.parse({"url": url, "destination": "queue://copy"}, streaming=False),
+        MESSAGE_SCHEMA,
+    )
+    writer.commit([writer.write(iter(to_arrow([sent]).to_batches()))])
+    (copy,) = list(session.create_browser(session.create_queue("copy")))
+    assert copy.get_jms_message_id() != sent.get_jms_message_id()
+    assert abs(copy.get_jms_expiration() - sent.get_jms_expiration()) < 5_000
