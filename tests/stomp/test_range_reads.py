@@ -1,0 +1,86 @@
+"""The STOMP side of range reads (docs/stomp.md, "Range reads"): ``/admin/last-sequence`` and
+``/admin/acknowledge-through`` answered in their RECEIPT, browse ranges with an end, permissions
+(browse to read, receive to consume), and what a client without the jms extensions gets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from jms.broker import Broker
+from jms.broker.security import Security, hash_password
+from jms.client import ConnectionFactory, Session
+from jms.errors import JMSException
+from jms.message import Queue, TextMessage
+from tests.stomp.serving import RawClient, ServedBroker
+
+
+def _fill(session: Session, queue: str, count: int) -> None:
+    producer = session.create_producer(Queue(queue))
+    for number in range(count):
+        producer.send(session.create_text_message(f"m{number}"))
+
+
+def test_a_plain_client_reads_the_answers_in_the_receipts(
+    client: RawClient, broker: Broker
+) -> None:
+    connection = broker.connect()
+    for _ in range(3):
+        message = TextMessage("x")
+        message.set_jms_destination(Queue("ledger"))
+        broker.send(connection, message)
+    client.send(
+        "SEND", {"destination": "/admin/last-sequence", "target": "/queue/ledger", "receipt": "r1"}
+    )
+    answer = client.read()
+    assert (answer.command, answer.header("jms-last-seq")) == ("RECEIPT", "3")
+    client.send(
+        "SEND",
+        {
+            "destination": "/admin/acknowledge-through",
+            "target": "/queue/ledger",
+            "jms-seq": "2",
+            "receipt": "r2",
+        },
+    )
+    answer = client.read()
+    assert (answer.command, answer.header("jms-acknowledged")) == ("RECEIPT", "2")
+    client.send("SEND", {"destination": "/admin/acknowledge-through", "target": "/queue/ledger"})
+    error = client.read()
+    assert error.command == "ERROR"
+    assert "needs a jms-seq header" in (error.header("message") or "")
+    assert client.closed_by_server()
+
+
+@pytest.fixture
+def secured(broker: Broker) -> Iterator[ServedBroker]:
+    security = Security.from_mapping(
+        {
+            "users": {"reader": {"password": hash_password("pages")}},
+            "permissions": [
+                {"destination": "queue://ledger", "browse": ["reader"], "send": ["*"]},
+            ],
+            "allow_anonymous": True,
+        }
+    )
+    with ServedBroker(broker, security=security) as served:
+        yield served
+
+
+def test_reading_needs_browse_and_consuming_needs_receive(secured: ServedBroker) -> None:
+    factory = ConnectionFactory(secured.url)
+    with factory.create_connection("reader", "pages") as connection:
+        session = connection.create_session()
+        _fill(session, "ledger", 4)
+        reader = session.create_sequence_reader(Queue("ledger"))
+        assert reader.last_sequence() == 4
+        assert [seq for page in reader.read(2, 3) for seq, _ in page] == [2, 3]
+        # A refused permission is an ERROR, as for any frame: the connection ends.
+        with pytest.raises(JMSException, match="may not receive queue://ledger"):
+            reader.acknowledge_through(4)
+    with factory.create_connection("reader", "pages") as connection:
+        session = connection.create_session()
+        assert session.create_sequence_reader(Queue("ledger")).first_sequence() == 1
+        with pytest.raises(JMSException, match="may not browse queue://other"):
+            session.create_sequence_reader(Queue("other")).last_sequence()
