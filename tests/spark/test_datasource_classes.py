@@ -281,6 +281,21 @@ def test_a_stream_on_a_topic_creates_its_durable_subscription(url: str, session:
     reader.stop()
 
 
+def test_without_a_client_id_a_stream_creates_a_shared_durable_subscription(
+    url: str, session: Session
+) -> None:
+    options = {"url": url, "destination": "topic://news", "subscriptionName": "everyone"}
+    reader = JmsStreamReader(SourceOptions.parse(options, streaming=True))
+    start = reader.initialOffset()
+    _orders(session, 2, session.create_topic("news"))
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert len(_read(reader, list(reader.partitions(start, end)))) == 2
+    shared = session.create_shared_durable_consumer(session.create_topic("news"), "everyone")
+    assert shared.receive(2000) is not None  # the same subscription, shared
+    shared.close()
+    reader.stop()
+
+
 def test_numbering_that_went_backwards_is_data_loss(url: str, session: Session) -> None:
     _orders(session, 2)
     reader = JmsStreamReader(_source(url, streaming=True))

@@ -211,8 +211,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offset_dict(options.key, _resolve(options.starting, first, reader.last_sequence()))
 
     def _ensure_subscription(self, source: TopicSubscription) -> None:
-        """Create the durable subscription (with the ``selector`` option as its selector) unless
-        it exists; an existing one is left exactly as it is."""
+        """Create the durable subscription (with the ``selector`` option as its selector; a shared
+        one when no ``clientId`` is given) unless it exists; an existing one is left as it is."""
         reader = self._sequences()
         try:
             reader.first_sequence()
@@ -224,7 +224,15 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         factory = ConnectionFactory(options.url, client_id=source.client_id)
         with factory.create_connection(options.user, options.password) as connection:
             session = connection.create_session()
-            session.create_durable_consumer(source.topic, source.name, options.selector).close()
+            if source.client_id is None:  # without a client ID, only a shared one can exist
+                consumer = session.create_shared_durable_consumer(
+                    source.topic, source.name, options.selector
+                )
+            else:
+                consumer = session.create_durable_consumer(
+                    source.topic, source.name, options.selector
+                )
+            consumer.close()
         logger.info("created %s for a streaming read", source)
 
     def getDefaultReadLimit(self) -> ReadLimit:
