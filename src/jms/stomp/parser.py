@@ -208,7 +208,7 @@ class FrameParser:
         if section_end > limits.max_header_section_bytes:
             self._fail(f"the header section exceeds {limits.max_header_section_bytes} bytes")
         if blank_line.start() >= self._headers_start:
-            self._read_headers(bytes(buffer[self._headers_start : blank_line.start()]).split(b"\n"))
+            self._read_headers(bytes(buffer[self._headers_start : blank_line.start()]))
         self._consume(section_end)
         self._end_header_section()
         return True
@@ -225,8 +225,34 @@ class FrameParser:
         self._command = command
         self._escaped = self.version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
 
-    def _read_headers(self, lines: list[bytes]) -> None:
-        """Read the header lines of a whole header section (never empty: a blank line ends it)."""
+    def _read_headers(self, section: bytes) -> None:
+        """Read the header lines of a whole header section (never empty: a blank line ends it).
+
+        The common section — UTF-8, no carriage return, nothing to unescape, every line well
+        formed and within the limits — is read in one pass over its decoded text; anything else
+        goes line by line, which is where every refusal is worded."""
+        limits = self.limits
+        if b"\r" not in section and not (self._escaped and b"\\" in section):
+            try:
+                text = section.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None:
+                max_line_bytes = limits.max_header_line_bytes
+                read = []
+                for line in text.split("\n"):
+                    name, colon, value = line.partition(":")
+                    if not name or not colon or len(line) * 4 > max_line_bytes:
+                        break  # possibly too long (a character is up to 4 bytes): go slowly
+                    read.append((name, value))
+                else:
+                    if len(read) <= limits.max_headers:
+                        self._headers.extend(read)
+                        return
+        self._read_header_lines(section.split(b"\n"))
+
+    def _read_header_lines(self, lines: list[bytes]) -> None:
+        """``_read_headers`` line by line, refusing what STOMP does not allow."""
         limits = self.limits
         max_line_bytes = limits.max_header_line_bytes
         escaped = self._escaped
