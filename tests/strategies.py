@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from jms.message import (
     BytesMessage,
+    Destination,
     MapMessage,
     Message,
     ObjectMessage,
@@ -44,16 +45,22 @@ java_floats = st.floats(width=32, allow_nan=True, allow_infinity=True).map(Float
 java_doubles = st.floats(allow_nan=True, allow_infinity=True).map(Double)
 java_chars = st.integers(0, 0xFFFF).map(lambda code: Char(chr(code)))
 
-property_values = st.one_of(
-    st.booleans(),
-    java_bytes,
-    java_shorts,
-    java_ints,
-    java_longs,
-    java_floats,
-    java_doubles,
-    java_strings,
-)
+
+def property_values_of(strings: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+    """Values of every property type, Strings drawn from ``strings``."""
+    return st.one_of(
+        st.booleans(),
+        java_bytes,
+        java_shorts,
+        java_ints,
+        java_longs,
+        java_floats,
+        java_doubles,
+        strings,
+    )
+
+
+property_values = property_values_of(java_strings)
 body_values = st.one_of(property_values, java_chars, st.binary(max_size=40), st.none())
 
 # Names that are valid selector identifiers, ASCII and not, never reserved words.
@@ -80,12 +87,17 @@ property_names = st.builds(
     )
 )
 
-destinations = st.one_of(
-    st.builds(Queue, st.text(min_size=1, max_size=20)),
-    st.builds(Topic, st.text(min_size=1, max_size=20)),
-    st.builds(TemporaryQueue, st.text(min_size=1, max_size=20)),
-    st.builds(TemporaryTopic, st.text(min_size=1, max_size=20)),
-)
+
+def destinations_named(names: st.SearchStrategy[str]) -> st.SearchStrategy[Destination]:
+    return st.one_of(
+        st.builds(Queue, names),
+        st.builds(Topic, names),
+        st.builds(TemporaryQueue, names),
+        st.builds(TemporaryTopic, names),
+    )
+
+
+destinations = destinations_named(st.text(min_size=1, max_size=20))
 
 _pickleable = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
@@ -96,47 +108,68 @@ _pickleable = st.recursive(
 )
 
 
-@st.composite
-def messages(draw: st.DrawFn) -> Message:
+def messages_of(
+    strings: st.SearchStrategy[str], chars: st.SearchStrategy[Char]
+) -> st.SearchStrategy[Message]:
+    """Arbitrary messages of all six classes, every header and property drawn, with every String
+    (header, property, body, destination name) from ``strings`` and chars from ``chars``."""
+    values = property_values_of(strings)
+    in_bodies = st.one_of(values, chars, st.binary(max_size=40), st.none())
+    places = destinations_named(strings.filter(bool))
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Message:
+        kind = draw(st.sampled_from(["message", "text", "bytes", "map", "stream", "object"]))
+        message: Any
+        if kind == "message":
+            message = Message()
+        elif kind == "text":
+            message = TextMessage(draw(st.none() | strings))
+        elif kind == "bytes":
+            message = BytesMessage()
+            message.write_bytes(draw(st.binary(max_size=64)))
+            if draw(st.booleans()):
+                message.reset()
+        elif kind == "map":
+            message = MapMessage()
+            for name, value in draw(
+                st.dictionaries(strings.filter(bool), in_bodies, max_size=6)
+            ).items():
+                message.set_object(name, value)
+        elif kind == "stream":
+            message = StreamMessage()
+            for value in draw(st.lists(in_bodies, max_size=6)):
+                message.write_object(value)
+        else:
+            message = ObjectMessage(draw(_pickleable))
+        message.set_jms_message_id(draw(st.none() | strings.map(lambda s: "ID:" + s)))
+        message.set_jms_timestamp(draw(st.integers(*LONG_RANGE)))
+        if draw(st.booleans()):
+            message.set_jms_correlation_id(draw(st.none() | strings))
+        else:
+            message.set_jms_correlation_id_as_bytes(draw(st.binary(max_size=16)))
+        message.set_jms_reply_to(draw(st.none() | places))
+        message.set_jms_destination(draw(st.none() | places))
+        message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+        message.set_jms_redelivered(draw(st.booleans()))
+        message.set_jms_type(draw(st.none() | strings))
+        message.set_jms_expiration(draw(st.integers(*LONG_RANGE)))
+        message.set_jms_delivery_time(draw(st.integers(*LONG_RANGE)))
+        message.set_jms_priority(draw(st.integers(0, 9)))
+        for name, value in draw(st.dictionaries(property_names, values, max_size=8)).items():
+            message.set_object_property(name, value)
+        if draw(st.booleans()):
+            message.set_object_property("JMSXDeliveryCount", draw(java_ints))
+        if draw(st.booleans()):
+            message.set_object_property("JMSXGroupID", draw(strings))
+        return message
+
+    return build()
+
+
+def messages() -> st.SearchStrategy[Message]:
     """An arbitrary message of any of the six classes, every header and property drawn."""
-    kind = draw(st.sampled_from(["message", "text", "bytes", "map", "stream", "object"]))
-    message: Any
-    if kind == "message":
-        message = Message()
-    elif kind == "text":
-        message = TextMessage(draw(st.none() | java_strings))
-    elif kind == "bytes":
-        message = BytesMessage()
-        message.write_bytes(draw(st.binary(max_size=64)))
-    elif kind == "map":
-        message = MapMessage()
-        for name, value in draw(
-            st.dictionaries(java_strings.filter(bool), body_values, max_size=6)
-        ).items():
-            message.set_object(name, value)
-    elif kind == "stream":
-        message = StreamMessage()
-        for value in draw(st.lists(body_values, max_size=6)):
-            message.write_object(value)
-    else:
-        message = ObjectMessage(draw(_pickleable))
-    message.set_jms_message_id(draw(st.none() | java_strings.map(lambda s: "ID:" + s)))
-    message.set_jms_timestamp(draw(st.integers(*LONG_RANGE)))
-    if draw(st.booleans()):
-        message.set_jms_correlation_id(draw(st.none() | java_strings))
-    else:
-        message.set_jms_correlation_id_as_bytes(draw(st.binary(max_size=16)))
-    message.set_jms_reply_to(draw(st.none() | destinations))
-    message.set_jms_destination(draw(st.none() | destinations))
-    message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
-    message.set_jms_redelivered(draw(st.booleans()))
-    message.set_jms_type(draw(st.none() | java_strings))
-    message.set_jms_expiration(draw(st.integers(*LONG_RANGE)))
-    message.set_jms_delivery_time(draw(st.integers(*LONG_RANGE)))
-    message.set_jms_priority(draw(st.integers(0, 9)))
-    for name, value in draw(st.dictionaries(property_names, property_values, max_size=8)).items():
-        message.set_object_property(name, value)
-    return message
+    return messages_of(java_strings, java_chars)
 
 
 def _value_key(value: Any) -> Any:

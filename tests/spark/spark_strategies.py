@@ -8,21 +8,11 @@ tests, over a small pool of identifiers so that comparisons meet values of every
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import strategies as st
 
 from jms.message import (
-    BytesMessage,
-    MapMessage,
     Message,
-    ObjectMessage,
-    Queue,
-    StreamMessage,
-    TemporaryQueue,
-    TemporaryTopic,
     TextMessage,
-    Topic,
 )
 from jms.selector.ast import (
     And,
@@ -43,95 +33,25 @@ from jms.selector.ast import (
     UnaryOperator,
     like_parts,
 )
-from jms.types import LONG_RANGE, Byte, Char, Double, Float, Int, Long, Short
+from jms.types import Byte, Char, Double, Float, Int, Long, Short
 from tests.strategies import (
-    java_bytes,
-    java_doubles,
-    java_floats,
     java_ints,
     java_longs,
-    java_shorts,
-    property_names,
+    messages_of,
+    property_values_of,
 )
 
 # --- messages ---------------------------------------------------------------------------------
 
 utf8_strings = st.text(st.characters(codec="utf-8"), max_size=30)
 utf8_chars = st.characters(codec="utf-8", max_codepoint=0xFFFF).map(Char)
-
-property_values = st.one_of(
-    st.booleans(),
-    java_bytes,
-    java_shorts,
-    java_ints,
-    java_longs,
-    java_floats,
-    java_doubles,
-    utf8_strings,
-)
-body_values = st.one_of(property_values, utf8_chars, st.binary(max_size=30), st.none())
-
-_destination_names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=20)
-destinations = st.one_of(
-    st.builds(Queue, _destination_names),
-    st.builds(Topic, _destination_names),
-    st.builds(TemporaryQueue, _destination_names),
-    st.builds(TemporaryTopic, _destination_names),
-)
-
-_pickleable = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(), children),
-    max_leaves=6,
-)
+property_values = property_values_of(utf8_strings)
 
 
-@st.composite
-def spark_messages(draw: st.DrawFn) -> Message:
-    """Any message of any class whose every string is valid UTF-8, all headers drawn."""
-    kind = draw(st.sampled_from(["message", "text", "bytes", "map", "stream", "object"]))
-    message: Any
-    if kind == "message":
-        message = Message()
-    elif kind == "text":
-        message = TextMessage(draw(st.none() | utf8_strings))
-    elif kind == "bytes":
-        message = BytesMessage()
-        message.write_bytes(draw(st.binary(max_size=40)))
-        if draw(st.booleans()):
-            message.reset()
-    elif kind == "map":
-        message = MapMessage()
-        entries = draw(st.dictionaries(utf8_strings.filter(bool), body_values, max_size=5))
-        for name, value in entries.items():
-            message.set_object(name, value)
-    elif kind == "stream":
-        message = StreamMessage()
-        for value in draw(st.lists(body_values, max_size=5)):
-            message.write_object(value)
-    else:
-        message = ObjectMessage(draw(_pickleable))
-    message.set_jms_message_id(draw(st.none() | utf8_strings.map(lambda s: "ID:" + s)))
-    message.set_jms_timestamp(draw(st.integers(*LONG_RANGE)))
-    if draw(st.booleans()):
-        message.set_jms_correlation_id(draw(st.none() | utf8_strings))
-    else:
-        message.set_jms_correlation_id_as_bytes(draw(st.binary(max_size=12)))
-    message.set_jms_reply_to(draw(st.none() | destinations))
-    message.set_jms_destination(draw(st.none() | destinations))
-    message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
-    message.set_jms_redelivered(draw(st.booleans()))
-    message.set_jms_type(draw(st.none() | utf8_strings))
-    message.set_jms_expiration(draw(st.integers(*LONG_RANGE)))
-    message.set_jms_delivery_time(draw(st.integers(*LONG_RANGE)))
-    message.set_jms_priority(draw(st.integers(0, 9)))
-    for name, value in draw(st.dictionaries(property_names, property_values, max_size=6)).items():
-        message.set_object_property(name, value)
-    if draw(st.booleans()):
-        message.set_object_property("JMSXDeliveryCount", draw(java_ints))
-    if draw(st.booleans()):
-        message.set_object_property("JMSXGroupID", draw(utf8_strings))
-    return message
+def spark_messages() -> st.SearchStrategy[Message]:
+    """Any message of any class whose every string is valid UTF-8 (Spark strings cannot hold a
+    lone surrogate), all headers drawn."""
+    return messages_of(utf8_strings, utf8_chars)
 
 
 # --- selector trees ---------------------------------------------------------------------------
