@@ -177,6 +177,7 @@ def message_from_frame(
     resolve: Callable[[str], Destination],
     now_ms: int,
     localize: Callable[[Destination], Destination] | None = None,
+    new_id: Callable[[], str] | None = None,
 ) -> Message:
     """The message a SEND (or another broker's MESSAGE) frame carries, sent to ``destination``.
 
@@ -186,7 +187,8 @@ def message_from_frame(
     frame has no ``timestamp``. Raises ``MessageFormatException`` for a header or body the
     mapping cannot read. A codec body is the whole message; its ``JMSReplyTo`` is the
     ``reply-to`` header's when there is one, else ``localize`` (when given) maps it (a
-    connection's own name for a temporary destination to the broker's).
+    connection's own name for a temporary destination to the broker's). A plain frame's message
+    gets ``new_id()`` as its JMSMessageID when ``new_id`` is given (a codec body keeps its own).
     """
     headers: dict[str, str] = {}
     for name, value in frame_headers:
@@ -220,6 +222,8 @@ def message_from_frame(
             f"header amq-msg-type:{kind!r} is not a message type; use text or bytes"
         )
     message._destination = destination
+    if new_id is not None:
+        message._message_id = new_id()
     message._delivery_mode = (
         DeliveryMode.PERSISTENT
         if headers.get("persistent") == "true"

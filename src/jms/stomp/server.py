@@ -99,6 +99,7 @@ _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
 _HIGH_WATER: Final = 1024 * 1024  # write buffer above which credit is withheld
+_KNOWN_DESTINATIONS: Final = 1024  # destinations remembered per connection
 _READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
 
 
@@ -306,6 +307,7 @@ class _ClientConnection(asyncio.Protocol):
         self._transactions: dict[str, _Transaction] = {}
         self._temporaries: dict[tuple[bool, str], TemporaryQueue | TemporaryTopic] = {}
         self._local_names: dict[str, str] = {}  # broker's temporary name -> this client's name
+        self._known_destinations: dict[str, Destination] = {}  # header value -> queue or topic
         self._pending: list[Delivery] = []
         # Batches of deliveries whose recording by the store is not durable yet, in order.
         self._held: deque[tuple[list[Completion], list[Delivery]]] = deque()
@@ -780,12 +782,18 @@ class _ClientConnection(asyncio.Protocol):
     def _destination(self, text: str | None, header: str = "destination") -> Destination:
         if text is None:
             raise _FrameError(f"missing header {header!r}")
+        known = self._known_destinations.get(text)
+        if known is not None:
+            return known
         parsed = parse_destination(text, header)
         kind, name = parsed.kind, parsed.name
-        if kind == "queue":
-            return Queue(name)
-        if kind == "topic":
-            return Topic(name)
+        if kind in ("queue", "topic"):
+            # Queues and topics are values: remember the few a connection uses.
+            destination: Destination = Queue(name) if kind == "queue" else Topic(name)
+            if len(self._known_destinations) >= _KNOWN_DESTINATIONS:
+                self._known_destinations.clear()
+            self._known_destinations[text] = destination
+            return destination
         if kind == "remote-temp-queue":
             return TemporaryQueue(name)
         if kind == "remote-temp-topic":
@@ -839,6 +847,8 @@ class _ClientConnection(asyncio.Protocol):
                     setter(type(destination)(local))
 
     def _authorize(self, action: Action, destination: Destination) -> None:
+        if not self._security.restricted:
+            return  # no permission rules: every admitted client may do everything
         text = str(destination)
         if not self._security.allows(self._principal, action, text):
             raise _FrameError(
@@ -855,21 +865,26 @@ class _ClientConnection(asyncio.Protocol):
             return
         destination = self._destination(text)
         self._authorize(Action.SEND, destination)
+        # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
         message = message_from_frame(
             frame.headers,
             frame.body,
             destination,
-            lambda value: self._destination(value, "reply-to"),
+            self._resolve_reply_to,
             wall_clock_ms(),
             self._localize_inbound,
+            self._new_message_id,
         )
-        if message._message_id is None and frame.header("content-type") != JMS_MESSAGE_CONTENT_TYPE:
-            # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
-            message._message_id = f"ID:{self._session_id}:{next(self._message_ids)}"
         broker_id = self._broker_id
         assert broker_id is not None
         self._broker.send(broker_id, message, self._transaction_id(frame))
         self._server.counters.messages_received += 1
+
+    def _resolve_reply_to(self, text: str) -> Destination:
+        return self._destination(text, "reply-to")
+
+    def _new_message_id(self) -> str:
+        return f"ID:{self._session_id}:{next(self._message_ids)}"
 
     def _transaction_id(self, frame: Frame) -> int | None:
         name = frame.header("transaction")
@@ -1306,7 +1321,7 @@ class _ClientConnection(asyncio.Protocol):
         self._authorize(Action.SEND, destination)
         reply = TextMessage(json.dumps(payload))
         reply._destination = destination
-        reply._message_id = f"ID:{self._session_id}:{next(self._message_ids)}"
+        reply._message_id = self._new_message_id()
         reply._timestamp = wall_clock_ms()
         reply._delivery_mode = DeliveryMode.NON_PERSISTENT
         reply._correlation_id = frame.header("correlation-id")
