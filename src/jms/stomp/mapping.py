@@ -298,5 +298,5 @@ def frame_for_message(
         header = (
             PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
         )
-        headers.append((header, to_java_string(value)))
+        headers.append((header, value if type(value) is str else to_java_string(value)))
     return headers, body
