@@ -233,6 +233,7 @@ class _Subscription:
         "ack",
         "consumer_id",
         "destination",
+        "destination_name",
         "explicit_credit",
         "id",
         "unacked",
@@ -242,11 +243,13 @@ class _Subscription:
         self,
         subscription_id: str,
         destination: Destination,
+        destination_name: str,
         ack: str,
         explicit_credit: bool,
     ) -> None:
         self.id = subscription_id
         self.destination = destination
+        self.destination_name = destination_name  # as this connection writes it
         self.ack = ack
         # A jms client gives credit back itself, and keeps its messages after UNSUBSCRIBE.
         self.explicit_credit = explicit_credit
@@ -757,24 +760,29 @@ class _ClientConnection(asyncio.Protocol):
         if self._extensions:
             if self._local_names:
                 self._localize_outbound(message)
-            headers: tuple[tuple[str, str], ...] = (
+            headers: list[tuple[str, str]] = [
                 ("subscription", subscription.id),
                 ("message-id", message_id),
-                ("destination", self._name_of(subscription.destination)),
+                ("destination", subscription.destination_name),
                 ("ack", str(delivery.tag)),
                 ("content-type", JMS_MESSAGE_CONTENT_TYPE),
-            )
+            ]
             body = encode(message)
         else:
             mapped, body = frame_for_message(message, self._name_of)
-            destination = message._destination or subscription.destination
-            headers = (
+            destination = message._destination
+            headers = [
                 ("subscription", subscription.id),
                 ("message-id", message_id),
-                ("destination", self._name_of(destination)),
+                (
+                    "destination",
+                    subscription.destination_name
+                    if destination is None or destination == subscription.destination
+                    else self._name_of(destination),
+                ),
                 ("ack", str(delivery.tag)),
-                *mapped,
-            )
+            ]
+            headers += mapped
         return message_id, self._conn.message(headers, body)
 
     # -- destinations --------------------------------------------------------------------------
@@ -817,7 +825,7 @@ class _ClientConnection(asyncio.Protocol):
         return destination
 
     def _name_of(self, destination: Destination) -> str:
-        if isinstance(destination, TemporaryQueue | TemporaryTopic):
+        if isinstance(destination, (TemporaryQueue, TemporaryTopic)):
             kind = "queue" if isinstance(destination, TemporaryQueue) else "topic"
             local = self._local_names.get(destination.name)
             if local is not None:
@@ -941,7 +949,11 @@ class _ClientConnection(asyncio.Protocol):
             else self._number(frame, "jms-max-deliveries", 0),
         )
         subscription = _Subscription(
-            subscription_id, destination, ack, self._extensions and ack != "auto"
+            subscription_id,
+            destination,
+            self._name_of(destination),
+            ack,
+            self._extensions and ack != "auto",
         )
         broker_id = self._broker_id
         assert broker_id is not None
@@ -973,7 +985,9 @@ class _ClientConnection(asyncio.Protocol):
             if self._extensions and frame.header("jms-browse-end")
             else None
         )
-        subscription = _Subscription(subscription_id, destination, "auto", False)
+        subscription = _Subscription(
+            subscription_id, destination, self._name_of(destination), "auto", False
+        )
         self._subscriptions[subscription_id] = subscription
         task = self._loop.create_task(
             self._send_browse(subscription, source, selector, start, end_seq, limit)
