@@ -376,3 +376,27 @@ def test_priority_orders_the_window_and_a_paged_out_message_waits_its_turn() -> 
     received = _consume(broker, connection, ConsumerSpec(ORDERS, prefetch=1), 5)
     assert _texts(received) == ["low0", "low1", "low2", "low3", "urgent"]
     broker.close()
+
+
+def test_non_persistent_sends_and_credit_never_wait_for_the_store() -> None:
+    store = _HeldStore()
+    broker = Broker(store)
+    connection = broker.connect()
+    broker.send(connection, _message("stored"))
+    sink: list[Delivery] = []
+    consumer = broker.add_consumer(connection, ConsumerSpec(ORDERS, prefetch=1), sink.append)
+    broker.send(connection, _message("stored too"))
+    store.holding = True  # from here on nothing becomes durable until release()
+    finished = threading.Event()
+
+    def calls() -> None:
+        broker.send(connection, _message("fast", Queue("elsewhere"), persistent=False))
+        broker.credit(connection, consumer, 1)  # dispatches "stored too": its record is held
+        finished.set()
+
+    threading.Thread(target=calls, daemon=True).start()
+    assert finished.wait(5), "a non-persistent send or a credit waited for the store"
+    assert _texts(sink) == ["stored", "stored too"]
+    assert not sink[-1].recorded.done()
+    store.release()
+    broker.close()

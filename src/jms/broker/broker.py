@@ -311,6 +311,9 @@ class Broker:
 
     def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
         """Route a stamped message to its ``JMSDestination`` (or hold it in a transaction).
+        A PERSISTENT message is durable when this returns; a NON_PERSISTENT one never waits for
+        the store (what else the call stored — records of deliveries it dispatched — is waited
+        for by whoever receives those).
 
         The broker keeps ``message`` itself: the caller must not change it afterwards.
         """
@@ -325,7 +328,8 @@ class Broker:
             self._check_room([(target, queues)])
             self._append(target, message, queues, work)
             completion = self._finish(work)
-        completion.wait()
+        if message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT:
+            completion.wait()
 
     # -- transactions --------------------------------------------------------------------------
 
@@ -371,7 +375,11 @@ class Broker:
                 for tag in acknowledged:
                     self._acknowledge(connection, tag, work)
             completion = self._finish(work)
-        completion.wait()
+        persistent = any(
+            m.get_jms_delivery_mode() == DeliveryMode.PERSISTENT for m in transaction.sends
+        )
+        if persistent or acknowledged:
+            completion.wait()
         if failure is not None:
             raise failure
 
@@ -430,7 +438,10 @@ class Broker:
         completion.wait()
 
     def credit(self, connection_id: int, consumer_id: int, count: int) -> None:
-        """Allow ``count`` more deliveries to a consumer (its application took that many)."""
+        """Allow ``count`` more deliveries to a consumer (its application took that many).
+
+        Returns without waiting for the store: the deliveries this dispatches carry their own
+        record (``Delivery.recorded``), which the client waits for when it hands each over."""
         with self._lock:
             self._connection(connection_id)
             consumer = self._consumers.get(consumer_id)
@@ -439,8 +450,7 @@ class Broker:
             work = _Work(self._clock())
             consumer.queue.add_credit(consumer, count)
             work.reselect.add(consumer.queue)
-            completion = self._finish(work)
-        completion.wait()
+            self._finish(work)
 
     def acknowledge(
         self, connection_id: int, tags: Iterable[int], transaction_id: int | None = None
