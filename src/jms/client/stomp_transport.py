@@ -139,7 +139,7 @@ class StompTransport(Transport):
     # -- destinations --------------------------------------------------------------------------
 
     def _name_of(self, destination: Destination) -> str:
-        if isinstance(destination, TemporaryQueue | TemporaryTopic):
+        if isinstance(destination, (TemporaryQueue, TemporaryTopic)):
             is_queue = isinstance(destination, TemporaryQueue)
             kind = "queue" if is_queue else "topic"
             if (is_queue, destination.name) in self._temporaries:
@@ -163,10 +163,8 @@ class StompTransport(Transport):
     def set_client_id(self, client_id: str) -> None:
         # STOMP names the client ID in CONNECT only: connect again with it (nothing is open yet).
         old = self._client
-        new = self._open(client_id)
-        self._client = new
-        old._on_lost = lambda error: None
-        old.close()
+        self._client = self._open(client_id)
+        old.close()  # a closing client reports no loss
 
     def create_temporary_queue(self) -> TemporaryQueue:
         return TemporaryQueue(self._temporary_name(True))
