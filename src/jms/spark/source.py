@@ -79,6 +79,20 @@ def _batches(pages: Iterator[list[tuple[int, Message]]]) -> Iterator[pa.RecordBa
         yield from to_arrow(message for _, message in page).to_batches()
 
 
+def _store_pages(
+    options: SourceOptions, part: RangePartition
+) -> Iterator[list[tuple[int, Message]]]:
+    with StoreSnapshot(options.store or "") as snapshot:
+        key = snapshot.queue_key(options.destination, options.subscription_name, options.client_id)
+        start = part.start
+        while start < part.end:
+            page = snapshot.read(key, start, part.end - 1, options.page_size)
+            if not page:
+                return
+            yield page
+            start = page[-1][0] + 1
+
+
 def read_range(
     options: SourceOptions, part: RangePartition, selector: str | None
 ) -> Iterator[pa.RecordBatch]:
@@ -87,17 +101,7 @@ def read_range(
     if part.end <= part.start:
         return
     if options.store is not None:
-        with StoreSnapshot(options.store) as snapshot:
-            key = snapshot.queue_key(
-                options.destination, options.subscription_name, options.client_id
-            )
-            start = part.start
-            while start < part.end:
-                page = snapshot.read(key, start, part.end - 1, options.page_size)
-                if not page:
-                    return
-                yield from _batches(iter([page]))
-                start = page[-1][0] + 1
+        yield from _batches(_store_pages(options, part))
         return
     with _connect(options) as connection:
         reader = connection.create_session().create_sequence_reader(options.source, selector)
