@@ -21,12 +21,12 @@ from tests.client.test_send_headers import *  # noqa: F403
 
 
 def test_the_exception_listener_hears_when_the_broker_goes(
-    factory: ConnectionFactory, real_broker: Broker
+    factory: ConnectionFactory, broker: Broker
 ) -> None:
     connection = factory.create_connection()
     heard: list[JMSException] = []
     connection.set_exception_listener(heard.append)
-    real_broker.close()
+    broker.close()
     deadline = time.monotonic() + 5
     while not heard and time.monotonic() < deadline:
         time.sleep(0.01)
