@@ -47,7 +47,7 @@ def archive(spark: SparkSession, url: str, queue: str, output: str, checkpoint: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="stomp://127.0.0.1:61613")
     parser.add_argument("--queue", required=True)
     parser.add_argument("--output", required=True, help="Parquet directory (appended to).")

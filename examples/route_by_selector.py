@@ -75,7 +75,7 @@ def _route_argument(text: str) -> tuple[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="stomp://127.0.0.1:61613")
     parser.add_argument("--from", dest="source", required=True, help="queue://NAME")
     parser.add_argument("--route", type=_route_argument, action="append", required=True)
