@@ -94,7 +94,7 @@ def range_read(url: str, queue: str) -> tuple[int, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=50_000)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=2)
