@@ -17,6 +17,7 @@ from jms.errors import (
     MessageNotReadableException,
     MessageNotWriteableException,
 )
+from jms.message.byte_arrays import read_length, slice_of
 from jms.message.conversions import typed_value
 from jms.message.message import Message
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
@@ -194,13 +195,7 @@ class BytesMessage(Message):
     def read_bytes(self, buffer: bytearray, length: int | None = None) -> int:
         """Fill ``buffer[:length]`` (default: all of it) from the body; return the count read,
         which is less than asked only at the end, or -1 if the body is already exhausted."""
-        if not isinstance(buffer, bytearray):
-            raise TypeError(f"read_bytes fills a bytearray, got {type(buffer).__name__}")
-        wanted = len(buffer) if length is None else length
-        if not 0 <= wanted <= len(buffer):
-            raise ValueError(
-                f"read_bytes length {length} must be between 0 and the buffer size {len(buffer)}"
-            )
+        wanted = read_length(buffer, length, "read_bytes")
         if not self._reading:
             raise MessageNotReadableException(
                 "cannot read bytes: this BytesMessage is write-only; call reset() first"
@@ -257,15 +252,7 @@ class BytesMessage(Message):
     def write_bytes(
         self, value: bytes | bytearray, offset: int = 0, length: int | None = None
     ) -> None:
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TypeError(f"write_bytes takes bytes, got {type(value).__name__}")
-        end = len(value) if length is None else offset + length
-        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
-            raise ValueError(
-                f"write_bytes offset {offset} and length {length} do not fit a value of "
-                f"{len(value)} bytes"
-            )
-        self._writable().extend(value[offset:end])
+        self._writable().extend(slice_of(value, offset, length, "write_bytes"))
 
     def write_object(self, value: object) -> None:
         """Write a boxed primitive, String (as UTF), Char or bytes with its own write method."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jms.message.byte_arrays import slice_of
 from jms.message.conversions import convert, typed_value
 from jms.message.message import Message
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
@@ -83,17 +84,7 @@ class MapMessage(Message):
         if value is None:
             self._set(name, None)
             return
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TypeError(
-                f"map entry {name!r}: set_bytes takes bytes, got {type(value).__name__}"
-            )
-        end = len(value) if length is None else offset + length
-        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
-            raise ValueError(
-                f"map entry {name!r}: offset {offset} and length {length} do not fit a value of "
-                f"{len(value)} bytes"
-            )
-        self._set(name, bytes(value[offset:end]))
+        self._set(name, slice_of(value, offset, length, f"map entry {name!r}: set_bytes"))
 
     def set_object(self, name: str, value: object) -> None:
         self._set(name, typed_value(value, f"map entry {name!r}", allow_body_types=True))

@@ -18,6 +18,7 @@ from jms.errors import (
     MessageNotReadableException,
     MessageNotWriteableException,
 )
+from jms.message.byte_arrays import read_length, slice_of
 from jms.message.conversions import convert, typed_value
 from jms.message.message import Message
 from jms.types import Byte, Char, Double, Float, Int, Long, Short, java_type_name
@@ -136,13 +137,7 @@ class StreamMessage(Message):
         returns -1 and moves to the following value. A null value returns -1 at once, an empty
         one 0 and then -1.
         """
-        if not isinstance(buffer, bytearray):
-            raise TypeError(f"read_bytes fills a bytearray, got {type(buffer).__name__}")
-        wanted = len(buffer) if length is None else length
-        if not 0 <= wanted <= len(buffer):
-            raise ValueError(
-                f"read_bytes length {length} must be between 0 and the buffer size {len(buffer)}"
-            )
+        wanted = read_length(buffer, length, "read_bytes")
         if not self._reading:
             raise MessageNotReadableException(
                 "cannot read bytes: this StreamMessage is write-only; call reset() first"
@@ -209,15 +204,7 @@ class StreamMessage(Message):
         self, value: bytes | bytearray, offset: int = 0, length: int | None = None
     ) -> None:
         """Append a copy of ``value[offset:offset+length]`` as one byte[] value."""
-        if not isinstance(value, bytes | bytearray | memoryview):
-            raise TypeError(f"write_bytes takes bytes, got {type(value).__name__}")
-        end = len(value) if length is None else offset + length
-        if not 0 <= offset <= len(value) or (length is not None and length < 0) or end > len(value):
-            raise ValueError(
-                f"write_bytes offset {offset} and length {length} do not fit a value of "
-                f"{len(value)} bytes"
-            )
-        self._write(bytes(value[offset:end]))
+        self._write(slice_of(value, offset, length, "write_bytes"))
 
     def write_object(self, value: object) -> None:
         self._write(typed_value(value, "write_object", allow_body_types=True))
