@@ -177,6 +177,43 @@ def test_acknowledge_through_consumes_paged_out_entries_in_one_range(
     broker.close()
 
 
+def test_acknowledge_through_with_a_selector_consumes_only_matching_paged_out_entries(
+    store: MessageStore,
+) -> None:
+    broker = _broker(store, 5)
+    connection = broker.connect()
+    for n in range(1, 21):
+        message = _message(f"m{n}")
+        message.set_boolean_property("even", n % 2 == 0)
+        broker.send(connection, message)
+    assert broker.acknowledge_through(connection, ORDERS, 15, "even = TRUE") == 7
+    assert broker.acknowledge_through(connection, ORDERS, 15, "even = TRUE") == 0
+    odd = [f"m{n}" for n in range(1, 16, 2)]
+    assert _stats(broker)[0] == 13
+    received = _consume(broker, broker.connect(), ConsumerSpec(ORDERS), 13)
+    assert _texts(received) == odd + [f"m{n}" for n in range(16, 21)]
+    broker.close()
+
+
+def test_the_first_message_not_yet_due_is_found_in_memory_and_paged_out(
+    store: MessageStore,
+) -> None:
+    broker = _broker(store, 3)
+    connection = broker.connect()
+    for n in range(1, 11):
+        message = _message(f"m{n}")
+        message.set_int_property("n", n)
+        if n in (2, 8, 9):
+            message.set_jms_delivery_time(int(time.time() * 1000) + 60_000)
+        broker.send(connection, message)
+    assert broker.first_not_due(connection, ORDERS) == 2
+    assert broker.first_not_due(connection, ORDERS, None, 3) == 8  # paged out
+    assert broker.first_not_due(connection, ORDERS, "n > 8", 3) == 9
+    assert broker.first_not_due(connection, ORDERS, None, 3, 7) is None
+    assert broker.first_not_due(connection, ORDERS, None, 10) is None
+    broker.close()
+
+
 def test_a_restarted_broker_loads_only_its_window_and_keeps_delivery_counts() -> None:
     store = MemoryStore()
     first = _broker(store, 10)

@@ -69,6 +69,41 @@ def test_acknowledge_through_consumes_up_to_the_number_and_only_that(session: Se
     assert [m.get_text() for m in received if m is not None] == ["m4", "m5", "m6", "m7"]
 
 
+def test_a_reader_with_a_selector_consumes_only_what_it_matches(session: Session) -> None:
+    queue = session.create_queue("selected-cursor")
+    _send(session, queue, 6)
+    reader = session.create_sequence_reader(queue, "n >= 2")
+    assert reader.acknowledge_through(5) == 3  # m2, m3, m4
+    assert reader.acknowledge_through(5) == 0
+    assert _texts(reader.read(1)) == ["m5"]
+    consumer = session.create_consumer(queue)
+    received = [consumer.receive(2000) for _ in range(3)]
+    assert [m.get_text() for m in received if m is not None] == ["m0", "m1", "m5"]
+
+
+def test_first_not_due_names_the_first_message_a_read_hides_until_its_time(
+    session: Session,
+) -> None:
+    queue = session.create_queue("delayed-ranges")
+    _send(session, queue, 2)
+    producer = session.create_producer(queue)
+    producer.set_delivery_delay(60_000)
+    for number in (2, 3):
+        message = session.create_text_message(f"m{number}")
+        message.set_int_property("n", number)
+        producer.send(message)
+    _send(session, queue, 1, start=4)
+    reader = session.create_sequence_reader(queue)
+    assert _texts(reader.read(1)) == ["m0", "m1", "m4"]
+    assert reader.first_not_due() == 3
+    assert reader.first_not_due(4) == 4
+    assert reader.first_not_due(1, 2) is None
+    assert reader.first_not_due(5) is None
+    assert session.create_sequence_reader(queue, "n = 3").first_not_due() == 4
+    with pytest.raises(ValueError, match="start_seq"):
+        reader.first_not_due(0)
+
+
 def test_a_durable_subscription_is_read_by_its_topics_numbers(
     factory: ConnectionFactory, session: Session
 ) -> None:

@@ -1,9 +1,11 @@
-"""The STOMP side of range reads (docs/stomp.md, "Range reads"): ``/admin/last-sequence`` and
-``/admin/acknowledge-through`` answered in their RECEIPT, browse ranges with an end, permissions
-(browse to read, receive to consume), and what a client without the jms extensions gets."""
+"""The STOMP side of range reads (docs/stomp.md, "Range reads"): ``/admin/last-sequence``,
+``/admin/acknowledge-through`` (with a selector too) and ``/admin/first-not-due`` answered in their
+RECEIPT, browse ranges with an end, permissions (browse to read, receive to consume), and what a
+client without the jms extensions gets."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -51,6 +53,54 @@ def test_a_plain_client_reads_the_answers_in_the_receipts(
     assert error.command == "ERROR"
     assert "needs a jms-seq header" in (error.header("message") or "")
     assert client.closed_by_server()
+
+
+def test_a_plain_client_commits_with_a_selector_and_asks_for_the_first_message_not_due(
+    client: RawClient, broker: Broker
+) -> None:
+    connection = broker.connect()
+    for number in range(4):
+        message = TextMessage(f"m{number}")
+        message.set_jms_destination(Queue("ledger"))
+        message.set_int_property("n", number)
+        if number == 3:
+            message.set_jms_delivery_time(int(time.time() * 1000) + 60_000)
+        broker.send(connection, message)
+    client.send(
+        "SEND",
+        {
+            "destination": "/admin/first-not-due",
+            "target": "/queue/ledger",
+            "jms-browse-start": "2",
+            "receipt": "r1",
+        },
+    )
+    answer = client.read()
+    assert (answer.command, answer.header("jms-first-not-due")) == ("RECEIPT", "4")
+    client.send(
+        "SEND",
+        {
+            "destination": "/admin/first-not-due",
+            "target": "/queue/ledger",
+            "jms-browse-end": "3",
+            "receipt": "r2",
+        },
+    )
+    assert client.read().header("jms-first-not-due") == "0"
+    client.send(
+        "SEND",
+        {
+            "destination": "/admin/acknowledge-through",
+            "target": "/queue/ledger",
+            "jms-seq": "3",
+            "selector": "n <> 1",
+            "receipt": "r3",
+        },
+    )
+    answer = client.read()
+    assert (answer.command, answer.header("jms-acknowledged")) == ("RECEIPT", "2")
+    left = broker.browse(connection, Queue("ledger"))
+    assert [message.get_text() for _, message in left.messages] == ["m1"]  # m3 is not due
 
 
 @pytest.fixture

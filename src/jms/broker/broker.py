@@ -596,11 +596,37 @@ class Broker:
             start_seq = page[-1].seq + 1
 
     def acknowledge_through(
-        self, connection_id: int, source: Queue | SubscriptionName, seq: int
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        seq: int,
+        selector: str | None = None,
     ) -> int:
         """Consume every message of a queue or durable subscription with a sequence number up to
-        ``seq`` that is not in flight to a consumer (a range reader's cursor commit); return how
-        many were consumed."""
+        ``seq`` that is not in flight to a consumer (a range reader's cursor commit) and, when
+        ``selector`` is given, matches it (the others stay for other consumers, as they would for
+        a consumer with that selector); return how many were consumed."""
+        compiled = Selector(selector) if selector else None
+        paged_matches: set[int] = set()
+        if compiled is not None:
+            with self._lock:
+                connection = self._connection(connection_id)
+                queue = self._browse_source(connection, source)
+                if queue is None:
+                    return 0
+                first_paged = queue.first_paged()
+                key = queue.store_key
+            if first_paged is not None and key is not None and first_paged <= seq:
+                _await(self._store.submit(()))
+                start = first_paged
+                while True:
+                    page = self._store.read_entries(key, start, seq, DEFAULT_BROWSE_PAGE)
+                    paged_matches.update(
+                        stored.seq for stored in page if compiled.matches(stored.message)
+                    )
+                    if len(page) < DEFAULT_BROWSE_PAGE:
+                        break
+                    start = page[-1].seq + 1
         with self._lock:
             connection = self._connection(connection_id)
             queue = self._browse_source(connection, source)
@@ -608,21 +634,82 @@ class Broker:
                 return 0
             work = _Work(self._clock())
             entries = queue.entries_through(seq)
+            if compiled is not None:
+                entries = [entry for entry in entries if compiled.matches(entry.message)]
             for entry in entries:
                 queue.remove(entry)
                 queue.acknowledged += 1
                 if entry.stored:
                     assert queue.store_key is not None
                     work.operations.append(RemoveEntry(queue.store_key, entry.seq))
-            first_paged, paged = queue.drop_paged_through(seq)
-            if paged:
-                assert queue.store_key is not None
-                queue.acknowledged += paged
-                work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+            paged = 0
+            if compiled is None:
+                first_paged, paged = queue.drop_paged_through(seq)
+                if paged:
+                    assert queue.store_key is not None
+                    work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+            else:
+                for paged_seq in sorted(paged_matches):
+                    if queue.drop_paged(paged_seq):  # else paged in (and handled above) or gone
+                        assert queue.store_key is not None
+                        work.operations.append(RemoveEntry(queue.store_key, paged_seq))
+                        paged += 1
+            queue.acknowledged += paged
             work.paging.add(queue)
             completion = self._finish(work)
         completion.wait()
         return len(entries) + paged
+
+    def first_not_due(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        selector: str | None = None,
+        start_seq: int = 1,
+        end_seq: int | None = None,
+    ) -> int | None:
+        """The lowest sequence number, from ``start_seq`` to ``end_seq``, of a message a queue or
+        durable subscription holds (matching ``selector``, not expired) whose delivery time has
+        not come yet -- the one a browse hides now but will show later -- or None when there is
+        none. A range reader must not commit past it."""
+        compiled = Selector(selector) if selector else None
+        upper = end_seq if end_seq is not None else 2**63 - 1
+        with self._lock:
+            connection = self._connection(connection_id)
+            queue = self._browse_source(connection, source)
+            if queue is None:
+                return None
+            now = self._clock()
+            best: int | None = None
+            for entry in queue.entries.values():
+                if not start_seq <= entry.seq <= upper or (best is not None and entry.seq > best):
+                    continue
+                if entry.delivery_time <= now or entry.expired(now):
+                    continue
+                if compiled is not None and not compiled.matches(entry.message):
+                    continue
+                best = entry.seq
+            first_paged = queue.first_paged()
+            key = queue.store_key
+        if first_paged is None or key is None:
+            return best
+        _await(self._store.submit(()))
+        start = max(start_seq, first_paged)
+        stop = upper if best is None else min(upper, best - 1)
+        while start <= stop:
+            page = self._store.read_entries(key, start, stop, DEFAULT_BROWSE_PAGE)
+            for stored in page:
+                message = stored.message
+                expiration = message.get_jms_expiration()
+                if message.get_jms_delivery_time() <= now or (expiration and expiration <= now):
+                    continue
+                if compiled is not None and not compiled.matches(message):
+                    continue
+                return stored.seq
+            if len(page) < DEFAULT_BROWSE_PAGE:
+                break
+            start = page[-1].seq + 1
+        return best
 
     def last_sequence(self, destination: Destination) -> int:
         """The sequence number of the last message sent to ``destination`` (0 if none)."""

@@ -445,6 +445,19 @@ class MessageQueue:
         self._compact()
         return first, end - head
 
+    def drop_paged(self, seq: int) -> bool:
+        """Forget the paged-out entry ``seq`` (consumed in the store on its own); return whether
+        it was there."""
+        index = bisect_left(self._paged, seq, self._paged_head)
+        if index == len(self._paged) or self._paged[index] != seq:
+            return False
+        if index == self._paged_head:
+            self._paged_head += 1
+            self._compact()
+        else:
+            del self._paged[index]
+        return True
+
     def _compact(self) -> None:
         if self._paged_head >= _COMPACT_AT and self._paged_head * 2 >= len(self._paged):
             del self._paged[: self._paged_head]

@@ -89,8 +89,17 @@ class InProcessTransport(Transport):
             self._id, _broker_source(source), selector, start_seq, end_seq, limit
         )
 
-    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
-        return self._broker.acknowledge_through(self._id, _broker_source(source), seq)
+    def acknowledge_through(
+        self, source: RangeSource, seq: int, selector: str | None = None
+    ) -> int:
+        return self._broker.acknowledge_through(self._id, _broker_source(source), seq, selector)
+
+    def first_not_due(
+        self, source: RangeSource, selector: str | None, start_seq: int, end_seq: int | None
+    ) -> int | None:
+        return self._broker.first_not_due(
+            self._id, _broker_source(source), selector, start_seq, end_seq
+        )
 
     def last_sequence(self, destination: Queue | Topic) -> int:
         return self._broker.last_sequence(destination)

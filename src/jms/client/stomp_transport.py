@@ -524,7 +524,9 @@ class StompTransport(Transport):
             headers.append(("selector", selector))
         return self._browse(stomp_id, headers, start_seq, str(source))
 
-    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
+    def acknowledge_through(
+        self, source: RangeSource, seq: int, selector: str | None = None
+    ) -> int:
         self._require_extensions(f"acknowledging {source} through a sequence number")
         return self._admin_request(
             "acknowledge-through",
@@ -532,9 +534,29 @@ class StompTransport(Transport):
                 ("target", self._name_of(_destination_of(source))),
                 ("jms-seq", str(seq)),
                 *_subscription_headers(source),
+                *((("selector", selector),) if selector else ()),
             ),
             "jms-acknowledged",
         )
+
+    def first_not_due(
+        self, source: RangeSource, selector: str | None, start_seq: int, end_seq: int | None
+    ) -> int | None:
+        self._require_extensions(f"asking {source} for its first message not yet due")
+        if end_seq is not None and end_seq < start_seq:
+            return None
+        found = self._admin_request(
+            "first-not-due",
+            (
+                ("target", self._name_of(_destination_of(source))),
+                ("jms-browse-start", str(start_seq)),
+                *((("jms-browse-end", str(end_seq)),) if end_seq is not None else ()),
+                *_subscription_headers(source),
+                *((("selector", selector),) if selector else ()),
+            ),
+            "jms-first-not-due",
+        )
+        return found or None
 
     def last_sequence(self, destination: Queue | Topic) -> int:
         self._require_extensions(f"asking for the last sequence number of {destination}")

@@ -127,9 +127,19 @@ class Transport(ABC):
         bound when ``end_seq`` is None), in sequence order, nothing consumed."""
 
     @abstractmethod
-    def acknowledge_through(self, source: RangeSource, seq: int) -> int:
+    def acknowledge_through(
+        self, source: RangeSource, seq: int, selector: str | None = None
+    ) -> int:
         """Consume every message of ``source`` numbered up to ``seq`` that is not in flight to a
-        consumer (a range reader's cursor commit); return how many were consumed."""
+        consumer and matches ``selector`` when given (a range reader's cursor commit); return how
+        many were consumed."""
+
+    @abstractmethod
+    def first_not_due(
+        self, source: RangeSource, selector: str | None, start_seq: int, end_seq: int | None
+    ) -> int | None:
+        """The lowest number from ``start_seq`` to ``end_seq`` of a message ``source`` holds
+        (matching ``selector``) whose delivery time is still ahead, or None."""
 
     @abstractmethod
     def last_sequence(self, destination: Queue | Topic) -> int:

@@ -181,7 +181,11 @@ class JmsBatchReader(DataSourceReader):
 
 class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream.format("jms")``: offsets are next sequence numbers; ``commit(end)``
-    consumes every message numbered below ``end`` (the cursor commit) and nothing else does.
+    consumes every message numbered below ``end`` (the cursor commit) and nothing else does --
+    on a queue with the ``selector`` option only those the selector matches (the others stay for
+    other consumers). ``latestOffset`` never ends a batch past a message whose delivery time is
+    still ahead (a range read hides it until then, and the commit would consume it unread): the
+    stream waits for it, so it is read, once, in a later batch.
 
     The planning methods share one connection, opened at first use and closed by ``stop``; it is
     never pickled (``read`` runs elsewhere and connects on its own).
@@ -200,7 +204,11 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._reader is None:
             self._connection = _connect(self._options)
             session = self._connection.create_session()
-            self._reader = session.create_sequence_reader(self._options.source)
+            source = self._options.source
+            # On a queue the selector also bounds what a commit consumes; a durable subscription
+            # is the stream's own (its selector, if any, decided what it holds).
+            selector = None if isinstance(source, TopicSubscription) else self._options.selector
+            self._reader = session.create_sequence_reader(source, selector)
         return self._reader
 
     def _offset(self, offset: dict[str, int], what: str) -> int:
@@ -280,6 +288,12 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             end = min(end, max(self._available_now, start_seq))
         if isinstance(limit, ReadMaxRows):
             end = min(end, start_seq + limit.max_rows)
+        if end > start_seq:
+            # A message not yet due is hidden from the range read: end the batch before it, so
+            # the commit leaves it (and all after it) for a batch planned once it is due.
+            not_due = reader.first_not_due(start_seq, end - 1)
+            if not_due is not None:
+                end = not_due
         return offset_dict(options.key, end)
 
     def reportLatestOffset(self) -> dict[str, int]:

@@ -1295,8 +1295,22 @@ class _ClientConnection(asyncio.Protocol):
             if frame.header("jms-seq") is None:
                 raise _FrameError("/admin/acknowledge-through needs a jms-seq header")
             seq = self._number(frame, "jms-seq", 0)
-            acknowledged = self._broker.acknowledge_through(broker_id, source, seq)
+            acknowledged = self._broker.acknowledge_through(
+                broker_id, source, seq, frame.header("selector") or None
+            )
             self._receipt_headers = (("jms-acknowledged", str(acknowledged)),)
+        elif command == "first-not-due":
+            destination = self._destination(frame.header("target"), "target")
+            source = self._range_source(frame, destination)
+            self._authorize(Action.BROWSE, destination)
+            start = self._number(frame, "jms-browse-start", 1)
+            end = (
+                self._number(frame, "jms-browse-end", 0) if frame.header("jms-browse-end") else None
+            )
+            found = self._broker.first_not_due(
+                broker_id, source, frame.header("selector") or None, start, end
+            )
+            self._receipt_headers = (("jms-first-not-due", str(found or 0)),)
         elif command == "create-temporary":
             kind = frame.header("kind")
             if kind not in ("queue", "topic"):
@@ -1323,7 +1337,7 @@ class _ClientConnection(asyncio.Protocol):
             raise _FrameError(
                 f"unknown admin command {command!r}; the commands are /admin/stats, "
                 "/admin/purge, /admin/create-temporary, /admin/delete-temporary, "
-                "/admin/last-sequence and /admin/acknowledge-through",
+                "/admin/last-sequence, /admin/acknowledge-through and /admin/first-not-due",
                 InvalidDestinationException,
             )
 
