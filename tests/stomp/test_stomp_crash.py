@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.test_crash import _drain, _History, _lines
+from tests.store.test_crash import _drain, _History, _lines, assert_promises_kept
 
 CHILD = Path(__file__).with_name("stomp_crash_child.py")
 ROUNDS = 8
@@ -133,26 +133,4 @@ def test_a_killed_broker_process_loses_and_repeats_nothing_promised(
     assert any(
         fields[0] == "V" for r in range(ROUNDS) for fields in _lines(logs / f"consumer-{r}.log")
     )
-    duplicates = sorted(uid for uid in set(left) if left.count(uid) > 1)
-    assert not duplicates, f"left in the store twice: {duplicates[:10]} {context}"
-    lost = sorted(history.sent - set(history.acknowledged) - history.maybe_acknowledged - set(left))
-    assert not lost, f"{len(lost)} sent messages lost, e.g. {lost[:10]} {context}"
-    for uid, acknowledged_at in history.acknowledged.items():
-        again = [p for p, _, _ in history.deliveries[uid] if p > acknowledged_at]
-        assert not again, f"{uid} was delivered again after its acknowledgement {context}"
-        assert uid not in left, f"{uid} was acknowledged yet is still in the store {context}"
-    for uid, deliveries in history.deliveries.items():
-        for number, (_, redelivered, count) in enumerate(deliveries[1:], start=2):
-            assert redelivered, f"delivery {number} of {uid} is not marked redelivered {context}"
-            assert count >= number, (
-                f"delivery {number} of {uid} has JMSXDeliveryCount {count} {context}"
-            )
-    seen = set(history.deliveries) | set(history.acknowledged) | set(left)
-    for txid, uids in history.transactions.items():
-        present = [uid for uid in uids if uid in seen]
-        if txid in history.committed:
-            assert present == uids, f"committed transaction {txid} is partly lost {context}"
-        elif txid in history.rolled_back:
-            assert not present, f"rolled-back transaction {txid} was delivered {context}"
-        else:
-            assert present in ([], uids), f"transaction {txid} is there in part {context}"
+    assert_promises_kept(history, left, context)
