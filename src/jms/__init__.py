@@ -1,8 +1,9 @@
 """jms: Jakarta Messaging in Python.
 
-The message model and exceptions are importable from here; the selector engine, the provider and
-the Spark integration live in ``jms.selector``, ``jms.client`` and ``jms.spark`` and are
-re-exported here as they land.
+The public API of API.md is importable from here: the message model, the Java types, the
+exceptions, ``Selector`` and the client API. The layers live in ``jms.message``, ``jms.selector``,
+``jms.client``, ``jms.broker``, ``jms.store`` and ``jms.stomp``; the Spark integration,
+``jms.spark``, is imported on its own because it needs pyspark.
 """
 
 from jms.client import (
