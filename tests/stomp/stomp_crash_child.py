@@ -15,7 +15,6 @@ parent only kills the broker.
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 import threading
@@ -25,56 +24,21 @@ from pathlib import Path
 
 from jms.client import ConnectionFactory, Session
 from jms.errors import JMSException
-from jms.message import DeliveryMode, Destination, Queue, TextMessage, Topic
+from jms.message import Destination, Queue, Topic
+
+# Run as a script: the repository root makes the embedded crash child's workload importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.store.crash_child import _Log, send_round
 
 PREFETCH = 10
 CLIENT_ID = "crash-consumer"
 SUBSCRIPTION = "crash-sub"
-MESSAGES_PER_ROUND = 2000
-
-
-class _Log:
-    def __init__(self, path: Path) -> None:
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-    def line(self, *fields: object) -> None:
-        os.write(self._fd, (" ".join(str(f) for f in fields) + "\n").encode())
-
-
-def _message(uid: str) -> TextMessage:
-    message = TextMessage(uid)
-    message.set_string_property("uid", uid)
-    return message
 
 
 def produce(url: str, destination: Destination, log: _Log, rng: random.Random, round_: int) -> None:
     try:
         with ConnectionFactory(url).create_connection() as connection:
-            plain = connection.create_session().create_producer(destination)
-            transacted_session = connection.create_session(True)
-            transacted = transacted_session.create_producer(destination)
-            n = 0
-            transaction = 0
-            while n < MESSAGES_PER_ROUND:
-                if rng.random() < 0.7:
-                    uid = f"{round_}-{n}"
-                    n += 1
-                    plain.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
-                    log.line("S", uid)
-                    continue
-                transaction += 1
-                txid = f"{round_}-t{transaction}"
-                uids = [f"{round_}-{n + k}" for k in range(rng.randint(1, 12))]
-                n += len(uids)
-                log.line("B", txid, *uids)
-                for uid in uids:
-                    transacted.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
-                if rng.random() < 0.2:
-                    transacted_session.rollback()
-                    log.line("X", txid)
-                else:
-                    transacted_session.commit()
-                    log.line("C", txid)
+            send_round(connection, destination, log, rng, round_)
     except JMSException:
         return  # the broker died under us: what returned is logged, the rest is not promised
     except Exception:

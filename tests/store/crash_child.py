@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 
 from jms.broker import ConsumerSpec, Delivery, DestinationPolicy, open_broker
-from jms.client import ConnectionFactory, Session
+from jms.client import Connection, ConnectionFactory, Session
 from jms.message import DeliveryMode, Destination, Queue, TextMessage, Topic
 
 #: Small enough that a backlog pages, so paging is crashed too.
@@ -58,34 +58,42 @@ def _fail(log: _Log) -> None:
     os._exit(3)
 
 
+def send_round(
+    connection: Connection, destination: Destination, log: _Log, rng: random.Random, round_: int
+) -> None:
+    """Send the round's PERSISTENT messages, plain and in transactions, logging each send ("S")
+    and each transaction's begin/commit/rollback ("B"/"C"/"X") only after the call returned."""
+    plain = connection.create_session().create_producer(destination)
+    transacted_session = connection.create_session(True)
+    transacted = transacted_session.create_producer(destination)
+    n = 0
+    transaction = 0
+    while n < MESSAGES_PER_ROUND:
+        if rng.random() < 0.7:
+            uid = f"{round_}-{n}"
+            n += 1
+            plain.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
+            log.line("S", uid)
+            continue
+        transaction += 1
+        txid = f"{round_}-t{transaction}"
+        uids = [f"{round_}-{n + k}" for k in range(rng.randint(1, 12))]
+        n += len(uids)
+        log.line("B", txid, *uids)
+        for uid in uids:
+            transacted.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
+        if rng.random() < 0.2:
+            transacted_session.rollback()
+            log.line("X", txid)
+        else:
+            transacted_session.commit()
+            log.line("C", txid)
+
+
 def produce(url: str, destination: Destination, log: _Log, rng: random.Random, round_: int) -> None:
     try:
         with ConnectionFactory(url).create_connection() as connection:
-            plain = connection.create_session().create_producer(destination)
-            transacted_session = connection.create_session(True)
-            transacted = transacted_session.create_producer(destination)
-            n = 0
-            transaction = 0
-            while n < MESSAGES_PER_ROUND:
-                if rng.random() < 0.7:
-                    uid = f"{round_}-{n}"
-                    n += 1
-                    plain.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
-                    log.line("S", uid)
-                    continue
-                transaction += 1
-                txid = f"{round_}-t{transaction}"
-                uids = [f"{round_}-{n + k}" for k in range(rng.randint(1, 12))]
-                n += len(uids)
-                log.line("B", txid, *uids)
-                for uid in uids:
-                    transacted.send(_message(uid), delivery_mode=DeliveryMode.PERSISTENT)
-                if rng.random() < 0.2:
-                    transacted_session.rollback()
-                    log.line("X", txid)
-                else:
-                    transacted_session.commit()
-                    log.line("C", txid)
+            send_round(connection, destination, log, rng, round_)
     except Exception:
         _fail(log)
 
