@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jms.stomp import (
     Frame,
     Role,
     StompProtocolError,
     Version,
+    encode_frame,
     error_frame,
     escape_header,
     parse_content_length,
@@ -173,3 +176,32 @@ def test_error_frame_without_receipt_has_no_receipt_id() -> None:
 
 def test_receipt_frame_names_the_receipt() -> None:
     assert receipt_frame("77").to_bytes(Version.V1_2) == b"RECEIPT\nreceipt-id:77\n\n\x00"
+
+
+_texts = st.text(st.sampled_from("ab:\\\n\r\x00\x01é"), max_size=6)
+
+
+@given(
+    st.lists(st.tuples(_texts.filter(bool), _texts), max_size=5),
+    st.sampled_from([Version.V1_1, Version.V1_2]),
+)
+def test_a_header_block_is_escaped_as_each_header_alone_would_be(
+    headers: list[tuple[str, str]], version: Version
+) -> None:
+    """The block is escaped in one piece with stand-in characters; names and values that hold
+    those characters (or anything else) come out as escaping each of them alone gives."""
+    if version is Version.V1_1 and any(value.endswith("\r") for _, value in headers):
+        with pytest.raises(ValueError, match=r"cannot be written in STOMP 1\.1"):
+            encode_frame("SEND", headers, b"", version)
+        return
+    lines = "".join(
+        f"{escape_header(name, version)}:{escape_header(value, version)}\n"
+        for name, value in headers
+    )
+    assert encode_frame("SEND", headers, b"", version) == f"SEND\n{lines}\n".encode() + b"\0"
+
+
+def test_an_empty_header_name_is_refused_wherever_it_is() -> None:
+    for headers in ([("", "v")], [("a", "b"), ("", "v")]):
+        with pytest.raises(ValueError, match="a header with an empty name"):
+            encode_frame("SEND", headers, b"", Version.V1_2)

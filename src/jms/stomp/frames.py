@@ -121,41 +121,76 @@ def encode_frame(
         raise ValueError(f"unknown STOMP command {command!r}")
     if body and command not in BODY_COMMANDS:
         raise ValueError(f"a {command} frame may not have a body ({len(body)} bytes given)")
-    escaped = version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
-    parts = [command, "\n"]
-    has_content_length = False
-    needs = _NEEDS_ESCAPE.get(version)
-    table = _TRANSLATIONS.get(version)
-    for name, value in headers:
-        if not name:
-            raise ValueError(f"{command} frame has a header with an empty name")
-        if escaped:
-            assert needs is not None and table is not None
-            if version is Version.V1_1 and value.endswith("\r"):
-                raise ValueError(_unrepresentable(command, name, value, version))
-            if needs.search(name) is not None:
-                name = name.translate(table)
-            if needs.search(value) is not None:
-                value = value.translate(table)
-            parts.append(f"{name}:{value}\n")
-        else:
-            if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
-                raise ValueError(_unrepresentable(command, name, value, version))
-            parts += (name, ":", value, "\n")
-        if name == "content-length" and not has_content_length:
-            has_content_length = True
-            if parse_content_length(value) != len(body):
-                raise ValueError(
-                    f"{command} frame says content-length:{quote(value)} but its body has {len(body)} bytes"
-                )
-    if body and not has_content_length:
-        parts += ("content-length:", str(len(body)), "\n")
-    parts.append("\n")
+    headers = tuple(headers)
+    if version is Version.V1_0 or command in UNESCAPED_COMMANDS:
+        lines = _unescaped_lines(command, headers, version)
+    else:
+        lines = _escaped_lines(command, headers, version)
+    if lines.startswith("content-length:") or "\ncontent-length:" in lines:
+        stated = next(value for name, value in headers if name == "content-length")
+        if parse_content_length(stated) != len(body):
+            raise ValueError(
+                f"{command} frame says content-length:{quote(stated)} but its body has "
+                f"{len(body)} bytes"
+            )
+    elif body:
+        lines += f"content-length:{len(body)}\n"
     try:
-        head = "".join(parts).encode("utf-8")
+        head = f"{command}\n{lines}\n".encode()
     except UnicodeEncodeError as error:
         raise ValueError(f"{command} frame headers are not valid Unicode: {error}") from error
     return b"".join((head, body, b"\0"))
+
+
+# Stand-ins for ":" and the line feed while a header block is one string, so that escaping it
+# is a few passes over the whole block instead of checks on every name and value.
+_NAME_END: Final = "\x01"
+_LINE_END: Final = "\x00"
+
+
+def _escaped_lines(command: str, headers: tuple[tuple[str, str], ...], version: Version) -> str:
+    """The header lines of ``headers``, escaped as ``version`` says."""
+    if not headers:
+        return ""
+    block = _LINE_END.join([f"{name}{_NAME_END}{value}" for name, value in headers])
+    if block.count(_NAME_END) != len(headers) or block.count(_LINE_END) != len(headers) - 1:
+        # A name or value holds a stand-in character itself: escape header by header.
+        _check_escapable(command, headers, version)
+        return "".join(
+            f"{escape_header(name, version)}:{escape_header(value, version)}\n"
+            for name, value in headers
+        )
+    if (
+        block.startswith(_NAME_END)
+        or _LINE_END + _NAME_END in block
+        or (version is Version.V1_1 and (block.endswith("\r") or "\r" + _LINE_END in block))
+    ):
+        _check_escapable(command, headers, version)  # raises, naming the header
+    # Backslashes first, so that the backslashes of the other escapes stay as they are.
+    block = block.replace("\\", "\\\\").replace("\n", "\\n").replace(":", "\\c")
+    if version is Version.V1_2:
+        block = block.replace("\r", "\\r")
+    return block.replace(_NAME_END, ":").replace(_LINE_END, "\n") + "\n"
+
+
+def _check_escapable(command: str, headers: tuple[tuple[str, str], ...], version: Version) -> None:
+    for name, value in headers:
+        if not name:
+            raise ValueError(f"{command} frame has a header with an empty name")
+        if version is Version.V1_1 and value.endswith("\r"):
+            raise ValueError(_unrepresentable(command, name, value, version))
+
+
+def _unescaped_lines(command: str, headers: tuple[tuple[str, str], ...], version: Version) -> str:
+    """The header lines of ``headers`` where nothing is escaped (what cannot be said refused)."""
+    lines = []
+    for name, value in headers:
+        if not name:
+            raise ValueError(f"{command} frame has a header with an empty name")
+        if "\n" in name or ":" in name or "\n" in value or value.endswith("\r"):
+            raise ValueError(_unrepresentable(command, name, value, version))
+        lines.append(f"{name}:{value}\n")
+    return "".join(lines)
 
 
 def _unrepresentable(command: str, name: str, value: str, version: Version) -> str:
