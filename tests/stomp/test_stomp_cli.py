@@ -4,6 +4,7 @@ hash-password`` as clients."""
 
 from __future__ import annotations
 
+import gc
 import re
 import select
 import signal
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 from jms.broker import Broker
 from jms.broker.security import hash_password, verify_password
 from jms.cli import app
+from jms.stomp.service import BROKER_GC_THRESHOLD, tune_garbage_collector
 from tests.stomp.serving import ServedBroker
 
 _RUN_CLI = "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()"
@@ -160,3 +162,13 @@ def test_hash_password_prints_a_hash_of_the_password_typed_twice() -> None:
     assert result.exit_code == 0
     stored = result.output.strip().splitlines()[-1]
     assert verify_password("s3cret", stored)
+
+
+def test_a_broker_process_collects_young_objects_less_often() -> None:
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 11, 12)
+        tune_garbage_collector()
+        assert gc.get_threshold() == (BROKER_GC_THRESHOLD, 11, 12)
+    finally:
+        gc.set_threshold(*saved)

@@ -15,6 +15,7 @@ This module wires parts together; it holds no messaging logic of its own.
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import threading
 import tomllib
@@ -32,7 +33,16 @@ from jms.stomp.server import DEFAULT_PORT, StompServer
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
 
-__all__ = ["DEFAULT_STORE", "BrokerOptions", "ServerThread", "read_config", "run", "serve"]
+__all__ = [
+    "BROKER_GC_THRESHOLD",
+    "DEFAULT_STORE",
+    "BrokerOptions",
+    "ServerThread",
+    "read_config",
+    "run",
+    "serve",
+    "tune_garbage_collector",
+]
 
 #: Where ``jms broker`` keeps its store unless told otherwise (relative to the working directory).
 DEFAULT_STORE = Path("jms-data")
@@ -158,8 +168,25 @@ async def serve(
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
 
 
+#: The collector's first-generation threshold in a broker process (CPython's default is 700).
+BROKER_GC_THRESHOLD = 50_000
+
+
+def tune_garbage_collector() -> None:
+    """Collect young objects every ``BROKER_GC_THRESHOLD`` allocations instead of every 700.
+
+    Each message makes several short-lived objects (frame, message, delivery, queue entry),
+    nearly all freed by reference counting; at the default threshold the cyclic collector runs
+    every few dozen messages and costs a broker about a seventh of its CPU time. Being a setting
+    of the whole interpreter, it belongs to the process (``run``), not to a library user's.
+    """
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(BROKER_GC_THRESHOLD, middle, old)
+
+
 def run(options: BrokerOptions, announce: Callable[[str], None] = print) -> None:
-    """Run until SIGTERM or SIGINT (see ``serve``)."""
+    """Run until SIGTERM or SIGINT (see ``serve``), in a process tuned as a broker
+    (``tune_garbage_collector``)."""
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -168,6 +195,7 @@ def run(options: BrokerOptions, announce: Callable[[str], None] = print) -> None
             loop.add_signal_handler(signum, stop.set)
         await serve(options, stop, announce)
 
+    tune_garbage_collector()
     asyncio.run(main())
 
 
