@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -171,7 +171,7 @@ def _priority_header(value: str) -> int:
 
 
 def message_from_frame(
-    frame_headers: Iterable[tuple[str, str]],
+    frame_headers: Sequence[tuple[str, str]],
     body: bytes,
     destination: Destination,
     resolve: Callable[[str], Destination],
@@ -190,9 +190,11 @@ def message_from_frame(
     connection's own name for a temporary destination to the broker's). A plain frame's message
     gets ``new_id()`` as its JMSMessageID when ``new_id`` is given (a codec body keeps its own).
     """
-    headers: dict[str, str] = {}
-    for name, value in frame_headers:
-        headers.setdefault(name, value)
+    headers = dict(frame_headers)
+    if len(headers) != len(frame_headers):  # a repeated header: its first value counts
+        headers = {}
+        for name, value in frame_headers:
+            headers.setdefault(name, value)
     if headers.get("content-type") == JMS_MESSAGE_CONTENT_TYPE:
         message = decode(body)
         message._destination = destination
@@ -247,21 +249,38 @@ def message_from_frame(
         except InvalidDestinationException:
             properties[property_for_header("reply-to")] = value
     for name, value in headers.items():
-        if name in _NOT_PROPERTIES:
+        carried = _property_carried_by(name)
+        if carried is None:
             continue
-        if name.startswith("jms-"):
-            if not name.startswith(PROPERTY_HEADER_PREFIX):
-                continue
-            name = name[len(PROPERTY_HEADER_PREFIX) :]
-        parse = _TYPED_JMSX.get(name)
-        if parse is not None:
-            try:
-                properties[name] = parse(value)
-            except ValueError as error:
-                raise MessageFormatException(f"header {name}:{value!r}: {error}") from None
+        property_name, parse = carried
+        if parse is None:
+            properties[property_name] = value
             continue
-        properties[property_for_header(name)] = value
+        try:
+            properties[property_name] = parse(value)
+        except ValueError as error:
+            raise MessageFormatException(f"header {property_name}:{value!r}: {error}") from None
     return message
+
+
+@functools.lru_cache(maxsize=4096)
+def _property_carried_by(
+    header: str,
+) -> tuple[str, Callable[[str], object] | None] | None:
+    """The property a plain frame's ``header`` carries and how its value is read (None: as
+    the string it is), or None for a header of the protocol or of this mapping. Cached: the
+    same few names come with every message."""
+    if header in _NOT_PROPERTIES:
+        return None
+    name = header
+    if name.startswith("jms-"):
+        if not name.startswith(PROPERTY_HEADER_PREFIX):
+            return None
+        name = name[len(PROPERTY_HEADER_PREFIX) :]
+    parse = _TYPED_JMSX.get(name)
+    if parse is not None:
+        return name, parse
+    return property_for_header(name), None
 
 
 def frame_for_message(
