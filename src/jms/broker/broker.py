@@ -41,7 +41,6 @@ import logging
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import quote
 
@@ -110,6 +109,9 @@ _RECOVERY_PAGE = 1000
 _PAGE_IN_LIMIT = 1000
 # Sequence numbers read per call while recovering a queue's paged-out entries.
 _SEQUENCE_PAGE = 65_536
+
+# JMSXDeliveryCount of nearly every delivery; an Int is immutable, so all of them may share it.
+_FIRST_DELIVERY_COUNT = Int(1)
 
 #: Name of the provider property holding where a dead-lettered or expired message was sent.
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
@@ -325,10 +327,11 @@ class Broker:
                 return
             work = _Work(self._clock())
             queues = self._targets(target, message, connection)
-            self._check_room([(target, queues)])
+            if target.policy.max_backlog is not None:
+                self._check_room([(target, queues)])
             self._append(target, message, queues, work)
             completion = self._finish(work)
-        if message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT:
+        if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
 
     # -- transactions --------------------------------------------------------------------------
@@ -357,7 +360,7 @@ class Broker:
                     target = self._target_for_send(message)
                     plan.append((target, message, self._targets(target, message, connection)))
                 self._check_room([(target, queues) for target, _, queues in plan])
-                lost = [tag for tag in acknowledged if not self._held_by(connection, tag)]
+                lost = [tag for tag in acknowledged if self._held_by(connection, tag) is None]
                 if lost:
                     raise IllegalStateException(
                         f"deliveries {lost} are no longer held by this connection"
@@ -372,8 +375,7 @@ class Broker:
             else:
                 for target, message, queues in plan:
                     self._append(target, message, queues, work)
-                for tag in acknowledged:
-                    self._acknowledge(connection, tag, work)
+                self._acknowledge(connection, acknowledged, work)
             completion = self._finish(work)
         persistent = any(
             m.get_jms_delivery_mode() == DeliveryMode.PERSISTENT for m in transaction.sends
@@ -466,8 +468,7 @@ class Broker:
                 self._transaction(connection, transaction_id).acknowledged.extend(tags)
                 return
             work = _Work(self._clock())
-            for tag in tags:
-                self._acknowledge(connection, tag, work)
+            self._acknowledge(connection, tags, work)
             completion = self._finish(work)
         completion.wait()
 
@@ -772,9 +773,9 @@ class Broker:
             raise IllegalStateException(f"broker {self.name!r} is closed")
 
     def _connection(self, connection_id: int) -> _Connection:
-        self._check_open()
         connection = self._connections.get(connection_id)
-        if connection is None:
+        if connection is None or self._closed:
+            self._check_open()
             raise IllegalStateException(
                 f"connection {connection_id} to broker {self.name!r} is closed"
             )
@@ -851,7 +852,7 @@ class Broker:
         return state
 
     def _target_for_send(self, message: Message) -> QueueDestination | TopicDestination:
-        destination = message.get_jms_destination()
+        destination = message._destination
         if isinstance(destination, Queue):
             return self._queue_destination(destination)
         if isinstance(destination, Topic):
@@ -1078,16 +1079,15 @@ class Broker:
         plan: Sequence[tuple[QueueDestination | TopicDestination, list[MessageQueue]]],
     ) -> None:
         """Refuse (before changing anything) sends that would overfill a bounded queue."""
-        if all(state.policy.max_backlog is None for state, _ in plan):
-            return
-        wanted: Counter[MessageQueue] = Counter()
+        wanted: dict[MessageQueue, int] = {}
         limits: dict[MessageQueue, int] = {}
         for state, queues in plan:
-            if state.policy.max_backlog is None:
+            limit = state.policy.max_backlog
+            if limit is None:
                 continue
             for queue in queues:
-                wanted[queue] += 1
-                limits[queue] = state.policy.max_backlog
+                wanted[queue] = wanted.get(queue, 0) + 1
+                limits[queue] = limit
         for queue, count in wanted.items():
             if queue.depth + count > limits[queue]:
                 raise ResourceAllocationException(
@@ -1107,12 +1107,12 @@ class Broker:
         if through is not None:
             state.reserved(through, self._store.submit([ReserveSequences(state.text, through)]))
         gate = state.gate(seq)
-        persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
+        persistent = message._delivery_mode == DeliveryMode.PERSISTENT
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
                 work.operations.append(AppendMessage(state.text, seq, message, stored))
-        expiration = message.get_jms_expiration()
+        expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
         window = state.policy.memory_window
         for queue in queues:
@@ -1125,9 +1125,7 @@ class Broker:
             ):
                 queue.page_out(seq)
                 continue
-            entry = Entry(seq, message, stored=stored_here)
-            if not stored_here:
-                entry.gate = gate
+            entry = Entry(seq, message, stored=stored_here, gate=None if stored_here else gate)
             self._admit(queue, entry, work)
 
     def _admit(
@@ -1197,28 +1195,33 @@ class Broker:
             )
         return transaction
 
-    def _held_by(self, connection: _Connection, tag: int) -> bool:
+    def _held_by(self, connection: _Connection, tag: int) -> tuple[Entry, MessageQueue] | None:
+        """The in-flight entry ``tag`` names and its queue, if ``connection`` holds it."""
         held = self._in_flight.get(tag)
         if held is None:
-            return False
+            return None
         consumer = held[0].consumer
-        return consumer is not None and consumer.connection_id == connection.id
+        if consumer is None or consumer.connection_id != connection.id:
+            return None
+        return held
 
     def _take_held(self, connection: _Connection, tag: int) -> tuple[Entry, MessageQueue] | None:
-        if not self._held_by(connection, tag):
-            return None
-        return self._in_flight.pop(tag)
+        held = self._held_by(connection, tag)
+        if held is not None:
+            del self._in_flight[tag]
+        return held
 
-    def _acknowledge(self, connection: _Connection, tag: int, work: _Work) -> None:
-        held = self._take_held(connection, tag)
-        if held is None:
-            return
-        entry, queue = held
-        queue.remove(entry)
-        queue.acknowledged += 1
-        if entry.stored:
-            assert queue.store_key is not None
-            work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+    def _acknowledge(self, connection: _Connection, tags: Iterable[int], work: _Work) -> None:
+        for tag in tags:
+            held = self._take_held(connection, tag)
+            if held is None:
+                continue
+            entry, queue = held
+            queue.remove(entry)
+            queue.acknowledged += 1
+            if entry.stored:
+                assert queue.store_key is not None
+                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
 
     def _return_undelivered(self, connection: _Connection, tag: int, work: _Work) -> None:
         held = self._take_held(connection, tag)
@@ -1331,8 +1334,10 @@ class Broker:
         self._in_flight[tag] = (entry, queue)
         message = entry.message._copy()
         count = entry.delivery_count + 1
-        message._properties["JMSXDeliveryCount"] = Int(count)
-        message.set_jms_redelivered(count > 1)
+        message._properties["JMSXDeliveryCount"] = (
+            _FIRST_DELIVERY_COUNT if count == 1 else Int(count)
+        )
+        message._redelivered = count > 1
         try:
             consumer.sink(Delivery(consumer.id, tag, entry.seq, message, recorded))
         except Exception:

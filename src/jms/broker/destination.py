@@ -35,6 +35,7 @@ class _Sequenced:
         "policy",
         "reservations",
         "reserved_through",
+        "temporary",
         "text",
     )
 
@@ -51,10 +52,11 @@ class _Sequenced:
         self.reservations: deque[tuple[int, Completion]] = deque()
         # The connection that created a temporary destination; None for a permanent one.
         self.owner_connection_id = owner_connection_id
+        self.temporary = owner_connection_id is not None
 
     def next_seq(self) -> int:
-        self.last_seq += 1
-        return self.last_seq
+        self.last_seq = seq = self.last_seq + 1
+        return seq
 
     def recovered(self, last_seq: int) -> None:
         """Continue numbering above ``last_seq``, which the store holds durably."""
@@ -62,7 +64,7 @@ class _Sequenced:
 
     def reservation_due(self) -> int | None:
         """How far to reserve now (after ``next_seq``), or None while enough is reserved."""
-        if self.temporary or self.last_seq <= self.reserved_through - SEQUENCE_BLOCK // 2:
+        if self.last_seq <= self.reserved_through - SEQUENCE_BLOCK // 2 or self.temporary:
             return None
         return max(self.reserved_through, self.last_seq) + SEQUENCE_BLOCK
 
@@ -74,19 +76,19 @@ class _Sequenced:
     def gate(self, seq: int) -> Completion | None:
         """The reservation that must be durable before the message numbered ``seq`` may be seen,
         or None if it already is."""
+        # Checked before looking at the reservations: nearly every message is numbered within
+        # a reservation already known to be durable.
+        if seq <= self.durable_through or self.temporary:
+            return None
         reservations = self.reservations
         while reservations and reservations[0][1].done():
             self.durable_through = reservations.popleft()[0]
-        if self.temporary or seq <= self.durable_through:
+        if seq <= self.durable_through:
             return None
         for through, completion in reservations:
             if seq <= through:
                 return completion
         raise AssertionError(f"{self.text}: sequence {seq} was handed out without a reservation")
-
-    @property
-    def temporary(self) -> bool:
-        return self.owner_connection_id is not None
 
 
 class QueueDestination(_Sequenced):

@@ -78,22 +78,29 @@ class Entry:
     )
 
     def __init__(
-        self, seq: int, message: Message, *, delivery_count: int = 0, stored: bool
+        self,
+        seq: int,
+        message: Message,
+        *,
+        delivery_count: int = 0,
+        stored: bool,
+        gate: Completion | None = None,
     ) -> None:
         self.seq = seq
         self.message = message
-        self.priority = message.get_jms_priority()
-        self.expiration = message.get_jms_expiration()
-        self.delivery_time = message.get_jms_delivery_time()
-        self.group_id: str | None = message.get_object_property("JMSXGroupID")
+        # The header slots are read directly: one entry is made per message and queue, and the
+        # getters would cost as much as the rest of this constructor.
+        self.priority = message._priority
+        self.expiration = message._expiration
+        self.delivery_time = self.not_before = message._delivery_time
+        self.group_id: str | None = message._properties.get("JMSXGroupID")
         self.delivery_count = delivery_count
         self.stored = stored
         self.state = EntryState.SCHEDULED
-        self.not_before = self.delivery_time
         self.returned = delivery_count > 0
         self.consumer: Consumer | None = None
         self.tag = 0
-        self.gate: Completion | None = None
+        self.gate = gate
 
     def expired(self, now: int) -> bool:
         return self.expiration != 0 and self.expiration <= now
@@ -176,7 +183,19 @@ class MessageQueue:
         if entry.not_before > now:
             self._schedule(entry, entry.not_before)
             return [], []
-        return self._make_ready(entry, now)
+        entry.state = EntryState.READY
+        if self._settled and self._credit:
+            consumer = self._choose(entry)
+            if consumer is not None:
+                self._assign(entry, consumer)
+                return [entry], []
+        if entry.returned:
+            self._insert_returned(entry)
+        else:
+            self._fresh[entry.priority][entry.seq] = entry
+        if not self._settled and self._credit:
+            return self.select(now)
+        return [], []
 
     def put_back(self, entry: Entry, now: int, not_before: int) -> None:
         """Return an in-flight entry (requeued) to be dispatched again, at ``not_before`` at the
@@ -197,21 +216,6 @@ class MessageQueue:
         entry.state = EntryState.SCHEDULED
         entry.not_before = not_before
         heapq.heappush(self._scheduled, (not_before, entry.seq, entry))
-
-    def _make_ready(self, entry: Entry, now: int) -> tuple[list[Entry], list[Entry]]:
-        entry.state = EntryState.READY
-        if self._settled and self._credit:
-            consumer = self._choose(entry)
-            if consumer is not None:
-                self._assign(entry, consumer)
-                return [entry], []
-        if entry.returned:
-            self._insert_returned(entry)
-        else:
-            self._fresh[entry.priority][entry.seq] = entry
-        if not self._settled and self._credit:
-            return self.select(now)
-        return [], []
 
     def _insert_returned(self, entry: Entry) -> None:
         lane = self._returned[entry.priority]
@@ -263,18 +267,19 @@ class MessageQueue:
         return assigned, expired
 
     def _choose(self, entry: Entry) -> Consumer | None:
+        message = entry.message
         group = entry.group_id
         if group is not None:
             owner = self._groups.get(group)
             if owner is not None:
-                return owner if owner.credit and owner.accepts(entry.message) else None
+                return owner if owner.credit and owner.accepts(message) else None
         consumers = self.consumers
         count = len(consumers)
         start = self._next_consumer
         for offset in range(count):
             index = (start + offset) % count
             consumer = consumers[index]
-            if consumer.credit and consumer.accepts(entry.message):
+            if consumer.credit and consumer.accepts(message):
                 self._next_consumer = (index + 1) % count
                 if group is not None:
                     self._groups[group] = consumer
