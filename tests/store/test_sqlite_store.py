@@ -13,11 +13,15 @@ import pytest
 from jms.errors import IllegalStateException
 from jms.message import BytesMessage, TextMessage
 from jms.store import (
+    AddDestination,
     AppendMessage,
+    Completion,
     DurableSubscriptionRecord,
     RemoveEntry,
+    ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
+    StoreOperation,
 )
 from jms.store.sqlite import DATABASE_NAME, SQLiteStore
 
@@ -169,3 +173,104 @@ def test_a_live_store_can_be_backed_up_and_the_copy_opened(tmp_path: Path) -> No
     restored = SQLiteStore(copy)
     assert [e.seq for e in restored.read_entries("queue://q", 1, None, 100)] == list(range(1, 51))
     restored.close()
+
+
+def _one_group(store: SQLiteStore, batches: list[list[StoreOperation]]) -> list[Completion]:
+    """Submit ``batches`` while the writer is held, so that they are written as one group."""
+    held = threading.Event()
+    groups: list[int] = []
+    original = store._commit_group
+
+    def holding(group):  # type: ignore[no-untyped-def]
+        held.wait(10)
+        groups.append(len(group))
+        original(group)
+
+    store._commit_group = holding  # type: ignore[method-assign]
+    store.submit([AddDestination("queue://holder")])
+    time.sleep(0.05)  # the writer takes the holder alone and waits in ``holding``
+    completions = [store.submit(batch) for batch in batches]
+    held.set()
+    store.submit(()).wait()  # a barrier, in the same group
+    assert groups[-1] == len(batches) + 1, f"not written as one group: {groups}"
+    return completions
+
+
+def test_a_group_writes_what_its_batches_would_one_by_one(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    record = DurableSubscriptionRecord("c:s", "c", "s", "topic://t", None, False, False)
+    store.submit([SaveSubscription(record)]).wait()
+    for seq in (1, 2):
+        store.submit([AppendMessage("queue://q", seq, TextMessage(str(seq)), ("queue://q",))])
+    store.submit([AppendMessage("topic://t", 1, TextMessage("t1"), ("c:s", "other"))]).wait()
+    completions = _one_group(
+        store,
+        [
+            # delivered, acknowledged: entries written before this group
+            [SetDeliveryCount("queue://q", 1, 1)],
+            [RemoveEntry("queue://q", 2), RemoveEntry("queue://q", 99)],
+            # one reference of two released: the message stays
+            [RemoveEntry("c:s", 1)],
+            # sent, delivered, then acknowledged within the group: never written
+            [AppendMessage("queue://q", 3, TextMessage("3"), ("queue://q",))],
+            [SetDeliveryCount("queue://q", 3, 1)],
+            [RemoveEntry("queue://q", 3)],
+            # sent and delivered within the group
+            [AppendMessage("queue://q", 4, TextMessage("4"), ("queue://q",))],
+            [SetDeliveryCount("queue://q", 4, 2)],
+            # another kind of operation between them
+            [ReserveSequences("queue://q", 1000)],
+            [AppendMessage("topic://t", 2, TextMessage("t2"), ("c:s", "other"))],
+            [RemoveEntry("other", 2), RemoveEntry("other", 1)],
+        ],
+    )
+    for completion in completions:
+        completion.wait()
+    entries = [
+        (e.queue, e.seq, e.delivery_count) for e in store.read_entries("queue://q", 1, None, 9)
+    ]
+    assert entries == [("queue://q", 1, 1), ("queue://q", 4, 2)]
+    assert [e.seq for e in store.read_entries("c:s", 1, None, 9)] == [2]
+    assert store.read_entries("other", 1, None, 9) == []
+    assert dict(store.load().last_sequences) == {"queue://q": 1000, "topic://t": 2}
+    with sqlite3.connect(tmp_path / DATABASE_NAME) as inspector:
+        stored = inspector.execute("SELECT log, seq, refs FROM messages ORDER BY log, seq")
+        assert stored.fetchall() == [("queue://q", 1, 1), ("queue://q", 4, 1), ("topic://t", 2, 1)]
+    store.close()
+
+
+def test_a_failing_batch_in_a_group_fails_alone(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    completions = _one_group(
+        store,
+        [
+            [AppendMessage("queue://q", 1, TextMessage("1"), ("queue://q",))],
+            [AppendMessage("queue://q", 1, TextMessage("again"), ("queue://q",))],
+            [AppendMessage("queue://q", 2, TextMessage("2"), ("queue://q",))],
+        ],
+    )
+    completions[0].wait()
+    with pytest.raises(IllegalStateException, match="not above"):
+        completions[1].wait()
+    completions[2].wait()
+    assert [e.message.get_text() for e in store.read_entries("queue://q", 1, None, 9)] == ["1", "2"]  # type: ignore[attr-defined]
+    # The writer's view of the last sequence survived the retry: 3 follows, 2 is refused.
+    store.submit([AppendMessage("queue://q", 3, TextMessage("3"), ("queue://q",))]).wait()
+    with pytest.raises(IllegalStateException, match="not above"):
+        store.submit([AppendMessage("queue://q", 2, TextMessage("x"), ("queue://q",))]).wait()
+    store.close()
+
+
+def test_a_waiting_thread_and_a_callback_both_hear_of_the_commit(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    heard: list[str] = []
+    completions = _one_group(
+        store,
+        [[AppendMessage("queue://q", seq, TextMessage("x"), ("queue://q",))] for seq in (1, 2)],
+    )
+    completions[0].call_when_done(lambda: heard.append("callback"))
+    waiter = threading.Thread(target=lambda: (completions[1].wait(), heard.append("waiter")))
+    waiter.start()
+    waiter.join(10)
+    assert sorted(heard) == ["callback", "waiter"]
+    store.close()

@@ -36,8 +36,10 @@ sessions or time: those are the broker's.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from jms.message import Message
@@ -188,6 +190,21 @@ class Completion(ABC):
     def done(self) -> bool:
         """Whether ``wait`` would return (or raise) at once."""
 
+    def call_when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once ``done()`` is true, failed or not: here and now if it already
+        is, else on whichever thread finishes the batch — so it must be quick. Stores override
+        this; the default waits on a thread of its own."""
+        if self.done():
+            callback()
+            return
+
+        def wait_then_call() -> None:
+            with contextlib.suppress(Exception):
+                self.wait()
+            callback()
+
+        threading.Thread(target=wait_then_call, name="jms-completion", daemon=True).start()
+
 
 class _Done(Completion):
     def wait(self) -> None:
@@ -195,6 +212,9 @@ class _Done(Completion):
 
     def done(self) -> bool:
         return True
+
+    def call_when_done(self, callback: Callable[[], None]) -> None:
+        callback()
 
 
 #: The completion of a batch that was applied before ``submit`` returned.

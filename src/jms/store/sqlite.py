@@ -16,13 +16,16 @@ written: paging is done by ``read_sequences`` and ``read_entries``.
 from __future__ import annotations
 
 import fcntl
+import json
+import logging
 import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
 from jms.message.codec import decode, encode
@@ -44,6 +47,8 @@ from jms.store.base import (
 )
 
 __all__ = ["DATABASE_NAME", "SCHEMA_VERSION", "SQLiteStore"]
+
+logger = logging.getLogger(__name__)
 
 DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
@@ -86,25 +91,48 @@ CREATE TABLE IF NOT EXISTS entries (
 
 
 class _Pending(Completion):
-    """A batch waiting for its group's commit."""
+    """A batch waiting for its group's commit. There is one per send, so it is only a few
+    attributes: a thread that must block makes its own ``Event`` and registers it."""
 
-    __slots__ = ("_done", "_error")
+    __slots__ = ("_callbacks", "_error", "_finished", "_lock")
 
-    def __init__(self) -> None:
-        self._done = threading.Event()
+    def __init__(self, lock: threading.Lock) -> None:
+        self._lock = lock  # the store's: guards ``_callbacks`` against ``finish``
+        self._finished = False
         self._error: BaseException | None = None
+        self._callbacks: list[Callable[[], None]] | None = None
 
     def finish(self, error: BaseException | None) -> None:
         self._error = error
-        self._done.set()
+        with self._lock:
+            self._finished = True
+            callbacks, self._callbacks = self._callbacks, None
+        for callback in callbacks or ():
+            try:
+                callback()
+            except Exception:
+                logger.exception("a store completion callback failed")
 
     def wait(self) -> None:
-        self._done.wait()
+        if not self._finished:
+            finished = threading.Event()
+            self.call_when_done(finished.set)
+            finished.wait()
         if self._error is not None:
             raise self._error
 
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._finished
+
+    def call_when_done(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._finished:
+                if self._callbacks is None:
+                    self._callbacks = [callback]
+                else:
+                    self._callbacks.append(callback)
+                return
+        callback()
 
 
 _STOP: Final = object()
@@ -148,6 +176,9 @@ class SQLiteStore(MessageStore):
         )
         self._closed = False
         self._close_lock = threading.Lock()
+        self._completion_lock = threading.Lock()
+        # Each log's last appended sequence, as the writer thread last wrote it (filled lazily).
+        self._last_sequences: dict[str, int] = {}
         self._thread = threading.Thread(
             target=self._write_loop, name="jms-store-writer", daemon=True
         )
@@ -207,7 +238,7 @@ class SQLiteStore(MessageStore):
 
     def submit(self, batch: Sequence[StoreOperation]) -> Completion:
         self._check_open()
-        pending = _Pending()
+        pending = _Pending(self._completion_lock)
         self._queue.put((tuple(batch), pending))
         return pending
 
@@ -278,30 +309,68 @@ class SQLiteStore(MessageStore):
             for _, pending in group:
                 pending.finish(None)
             return
-        outcomes: list[BaseException | None] = []
         execute = self._writer.execute
+        outcomes: list[BaseException | None]
         try:
-            execute("BEGIN IMMEDIATE")
-            for batch, _ in group:
-                execute("SAVEPOINT batch")
-                try:
-                    for operation in batch:
-                        self._apply(operation)
-                except (sqlite3.Error, JMSException) as error:
-                    execute("ROLLBACK TO batch")
-                    outcomes.append(_as_jms_error(error))
-                else:
-                    outcomes.append(None)
-                execute("RELEASE batch")
+            try:
+                execute("BEGIN IMMEDIATE")
+                self._write_coalesced(group)
+                outcomes = [None] * len(group)
+            except (sqlite3.Error, JMSException):
+                # A batch failed (a broker bug, a full disk): start over with a savepoint per
+                # batch, so that it fails alone and the others still commit.
+                self._roll_back()
+                execute("BEGIN IMMEDIATE")
+                outcomes = self._write_batch_by_batch(group)
             execute("COMMIT")
         except sqlite3.Error as error:
             # The commit itself failed (disk full, I/O error): nothing of the group is durable.
-            if self._writer.in_transaction:
-                self._writer.execute("ROLLBACK")
-            failure = _as_jms_error(error)
-            outcomes = [failure] * len(group)
+            self._roll_back()
+            outcomes = [_as_jms_error(error)] * len(group)
         for (_, pending), outcome in zip(group, outcomes, strict=True):
             pending.finish(outcome)
+
+    def _roll_back(self) -> None:
+        if self._writer.in_transaction:
+            self._writer.execute("ROLLBACK")
+        self._last_sequences.clear()  # it may hold appends that were just undone
+
+    def _write_coalesced(self, group: list[tuple[Sequence[StoreOperation], _Pending]]) -> None:
+        """Apply ``group`` with a few ``executemany`` calls: sends, delivery records and
+        acknowledgements (nearly all batches) are gathered by ``_CoalescedWrites``; any other
+        operation writes what was gathered so far and is applied on its own, in order."""
+        writes = _CoalescedWrites(self._writer, self._last_sequences)
+        for batch, _ in group:
+            for operation in batch:
+                kind = type(operation)
+                if kind is AppendMessage:
+                    writes.append(operation)  # type: ignore[arg-type]
+                elif kind is SetDeliveryCount:
+                    writes.set_delivery_count(operation)  # type: ignore[arg-type]
+                elif kind is RemoveEntry:
+                    writes.remove_entry(operation)  # type: ignore[arg-type]
+                else:
+                    writes.flush()
+                    self._apply(operation)
+        writes.flush()
+
+    def _write_batch_by_batch(
+        self, group: list[tuple[Sequence[StoreOperation], _Pending]]
+    ) -> list[BaseException | None]:
+        execute = self._writer.execute
+        outcomes: list[BaseException | None] = []
+        for batch, _ in group:
+            execute("SAVEPOINT batch")
+            try:
+                for operation in batch:
+                    self._apply(operation)
+            except (sqlite3.Error, JMSException) as error:
+                execute("ROLLBACK TO batch")
+                outcomes.append(_as_jms_error(error))
+            else:
+                outcomes.append(None)
+            execute("RELEASE batch")
+        return outcomes
 
     def _apply(self, operation: StoreOperation) -> None:
         execute = self._writer.execute
@@ -392,15 +461,141 @@ class SQLiteStore(MessageStore):
         if row is not None:
             self._release_messages([(row[0], seq)])
 
-    def _release_messages(self, references: list[tuple[str, int]]) -> None:
-        """Drop one reference to each ``(log, seq)`` message, deleting those left with none."""
-        execute = self._writer.execute
-        for log, seq in references:
-            # The usual case, a queue's message with its only reference, is a single statement.
-            if not execute(
-                "DELETE FROM messages WHERE log = ? AND seq = ? AND refs <= 1", (log, seq)
-            ).rowcount:
-                execute("UPDATE messages SET refs = refs - 1 WHERE log = ? AND seq = ?", (log, seq))
+    def _release_messages(self, references: Iterable[tuple[str, int]]) -> None:
+        _release_messages(self._writer, Counter(references))
+
+
+def _release_messages(writer: sqlite3.Connection, released: Counter[tuple[str, int]]) -> None:
+    """Drop ``released[(log, seq)]`` references to each message, deleting those left with none."""
+    if not released:
+        return
+    # The usual case, each message's only reference, is one statement per message.
+    rows = [(log, seq, count) for (log, seq), count in released.items()]
+    deleted = writer.executemany(
+        "DELETE FROM messages WHERE log = ? AND seq = ? AND refs <= ?", rows
+    ).rowcount
+    if deleted < len(rows):
+        # Some keep references (a topic's message held by other subscriptions); the deleted
+        # ones match nothing here.
+        writer.executemany(
+            "UPDATE messages SET refs = refs - ? WHERE log = ? AND seq = ?",
+            [(count, log, seq) for log, seq, count in rows],
+        )
+
+
+class _CoalescedWrites:
+    """What a run of sends, delivery records and acknowledgements changes, gathered in memory
+    and written with a few ``executemany`` calls: a message acknowledged in the run it was sent
+    in is never written, a delivery record of a message sent in the run is its entry's initial
+    count, and each log's last sequence is written once.
+
+    The net effect is that of applying the operations one by one because an appended entry is
+    always new — its ``seq`` grows its log, and a store queue holds entries of one log only — so
+    operations on entries that existed before the run (written first, updates then removals)
+    commute with the run's appends. A run is all-or-nothing: the writer rolls back on any error.
+    """
+
+    __slots__ = (
+        "_appended",
+        "_count_updates",
+        "_entries",
+        "_last_sequences",
+        "_messages",
+        "_removals",
+        "_writer",
+    )
+
+    def __init__(self, writer: sqlite3.Connection, last_sequences: dict[str, int]) -> None:
+        self._writer = writer
+        # The writer thread's cache of each log's last appended sequence (it is the only writer).
+        self._last_sequences = last_sequences
+        self._appended: dict[str, int] = {}  # log -> its last sequence appended in this run
+        # (log, seq) -> [log, seq, references, message]; (queue, seq) -> [queue, seq, log, count]
+        self._messages: dict[tuple[str, int], list[Any]] = {}
+        self._entries: dict[tuple[str, int], list[Any]] = {}
+        self._count_updates: list[tuple[int, str, int]] = []
+        self._removals: dict[str, list[int]] = {}  # queue -> seqs of entries written before
+
+    def append(self, operation: AppendMessage) -> None:
+        log, seq = operation.log, operation.seq
+        last = self._last_sequences.get(log)
+        if last is None:
+            row = self._writer.execute(
+                "SELECT last_seq FROM sequences WHERE log = ?", (log,)
+            ).fetchone()
+            last = 0 if row is None else row[0]
+        if seq <= last:
+            raise IllegalStateException(
+                f"store: sequence {seq} of {log} is not above the last one, {last}"
+            )
+        self._last_sequences[log] = self._appended[log] = seq
+        if operation.queues:
+            self._messages[(log, seq)] = [log, seq, len(operation.queues), operation.message]
+            for queue_name in operation.queues:
+                self._entries[(queue_name, seq)] = [queue_name, seq, log, 0]
+
+    def set_delivery_count(self, operation: SetDeliveryCount) -> None:
+        entry = self._entries.get((operation.queue, operation.seq))
+        if entry is not None:
+            entry[3] = operation.count
+        else:
+            self._count_updates.append((operation.count, operation.queue, operation.seq))
+
+    def remove_entry(self, operation: RemoveEntry) -> None:
+        entry = self._entries.pop((operation.queue, operation.seq), None)
+        if entry is None:
+            self._removals.setdefault(operation.queue, []).append(operation.seq)
+            return
+        key = (entry[2], operation.seq)
+        message = self._messages[key]
+        message[2] -= 1
+        if not message[2]:
+            del self._messages[key]
+
+    def flush(self) -> None:
+        """Write what was gathered and start gathering afresh."""
+        execute, executemany = self._writer.execute, self._writer.executemany
+        if self._count_updates:
+            executemany(
+                "UPDATE entries SET delivery_count = ? WHERE queue = ? AND seq = ?",
+                self._count_updates,
+            )
+            self._count_updates = []
+        if self._removals:
+            released: Counter[tuple[str, int]] = Counter()
+            for queue_name, seqs in self._removals.items():
+                # One statement per queue: its seqs travel as a JSON array.
+                released.update(
+                    execute(
+                        "DELETE FROM entries WHERE queue = ? AND seq IN "
+                        "(SELECT value FROM json_each(?)) RETURNING log, seq",
+                        (queue_name, json.dumps(seqs)),
+                    ).fetchall()
+                )
+            _release_messages(self._writer, released)
+            self._removals = {}
+        if self._messages:
+            executemany(
+                "INSERT INTO messages (log, seq, refs, data) VALUES (?, ?, ?, ?)",
+                [
+                    (log, seq, references, encode(message))
+                    for log, seq, references, message in self._messages.values()
+                ],
+            )
+            self._messages = {}
+        if self._entries:
+            executemany(
+                "INSERT INTO entries (queue, seq, log, delivery_count) VALUES (?, ?, ?, ?)",
+                self._entries.values(),
+            )
+            self._entries = {}
+        if self._appended:
+            executemany(
+                "INSERT INTO sequences (log, last_seq) VALUES (?, ?) "
+                "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq",
+                self._appended.items(),
+            )
+            self._appended = {}
 
 
 def _as_jms_error(error: BaseException) -> JMSException:
