@@ -1,23 +1,25 @@
 """Durability without blocking an event loop: a store wrapper that lets a server collect the
-store completions of the broker calls it makes, and one thread that waits for them in order.
+store completions of the broker calls it makes, and a waiter that reports them on the loop in
+order.
 
 The broker waits for its store (an fsync for PERSISTENT messages) before a call returns. A
 server that calls it from an event loop must not: ``DeferredStore`` wraps the broker's store so
 that, while a thread is ``collecting``, the completions its calls produce are handed to the
-collector, and waiting for them on that thread returns at once; ``CompletionWaiter`` waits for
-them one after the other (a store applies batches in order, so they finish in order) and reports
-each outcome back on the loop — where the server sends a RECEIPT, or a MESSAGE whose delivery the
-broker records, only once it is durable. Any other thread, or the same thread outside
-``collecting``, waits for real: the broker's timer and pager, in-process clients and the waiter
-see the store unchanged. Nothing here decides what is stored; it only moves the waiting.
-"""
+collector, and waiting for them on that thread returns at once; ``CompletionWaiter`` hears when
+they finish (from the store's writer thread) and reports each outcome back on the loop in
+submission order — where the server sends a RECEIPT, or a MESSAGE whose delivery the broker
+records, only once it is durable. Any other thread, or the same thread outside ``collecting``,
+waits for real: the broker's timer and pager and in-process clients see the store unchanged.
+Nothing here decides what is stored; it only moves the waiting."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from jms.store import DONE, Completion, MessageStore, StoreContents, StoredEntry, StoreOperation
@@ -42,6 +44,9 @@ class _Deferred(Completion):
 
     def done(self) -> bool:
         return self._inner.done()
+
+    def call_when_done(self, callback: Callable[[], None]) -> None:
+        self._inner.call_when_done(callback)
 
 
 class _Collecting:
@@ -98,57 +103,63 @@ class DeferredStore(MessageStore):
 
 
 _Callback = Callable[[BaseException | None], None]
-_STOP = object()
 
 
 class CompletionWaiter:
-    """One thread waiting for completions in submission order; each ``callback(error)`` runs on
-    ``loop`` (``error`` is None when the batch is durable)."""
+    """Reports completions on ``loop`` in submission order: each ``callback(error)`` runs there
+    (``error`` is None when the batch is durable) once its completion and every one submitted
+    before it are done.
+
+    No thread of its own waits: a completion calls back (``Completion.call_when_done``) on the
+    thread that finishes it — a store's writer — which only schedules one report on the loop for
+    whatever finished meanwhile. One wake-up of the loop per group commit, and no thread between.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._queue: queue.SimpleQueue[tuple[Completion, _Callback] | object] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="jms-stomp-durability", daemon=True)
-        self._thread.start()
+        # Submitted and not yet reported, in order: filled on any thread, read on the loop.
+        self._queue: queue.SimpleQueue[tuple[Completion, _Callback]] = queue.SimpleQueue()
+        self._unreported: deque[tuple[Completion, _Callback]] = deque()  # taken off _queue
+        self._report_scheduled = False
+        self._newest: Completion | None = None
 
     def submit(self, completion: Completion, callback: _Callback) -> None:
         self._queue.put((completion, callback))
+        self._newest = completion
+        completion.call_when_done(self._schedule_report)
 
     def close(self) -> None:
-        """Stop once every completion submitted so far has been waited for."""
-        self._queue.put(_STOP)
-        self._thread.join()
+        """Return once every completion submitted so far is done (a store finishes batches in
+        order, so waiting for the newest is enough); their callbacks are scheduled on the loop."""
+        newest = self._newest
+        if newest is not None:
+            with contextlib.suppress(Exception):
+                newest.wait()
 
-    def _run(self) -> None:
+    def _schedule_report(self) -> None:
+        # Any thread. Racing callers may both schedule: the second report finds nothing to do.
+        if self._report_scheduled:
+            return
+        self._report_scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._report)
+        except RuntimeError:
+            logger.warning("the event loop closed before store outcomes could be reported")
+
+    def _report(self) -> None:
+        # Cleared first: a completion finishing from here on schedules another report.
+        self._report_scheduled = False
+        unreported = self._unreported
         while True:
-            item = self._queue.get()
-            batch: list[tuple[_Callback, BaseException | None]] = []
-            stop = False
-            while True:
-                if item is _STOP:
-                    stop = True
-                    break
-                completion, callback = item  # type: ignore[misc]
-                try:
-                    completion.wait()
-                    batch.append((callback, None))
-                except Exception as error:
-                    batch.append((callback, error))
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            if batch:
-                try:
-                    self._loop.call_soon_threadsafe(_run_callbacks, batch)
-                except RuntimeError:
-                    logger.warning(
-                        "the event loop closed before %d store outcomes were reported", len(batch)
-                    )
-            if stop:
-                return
-
-
-def _run_callbacks(batch: list[tuple[_Callback, BaseException | None]]) -> None:
-    for callback, error in batch:
-        callback(error)
+            try:
+                unreported.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        while unreported and unreported[0][0].done():
+            completion, callback = unreported.popleft()
+            try:
+                completion.wait()  # done: returns or raises at once
+            except Exception as error:
+                callback(error)
+            else:
+                callback(None)
