@@ -262,7 +262,7 @@ class MessageQueue:
             if exhausted:
                 break
         for entry in expired:
-            self._forget(entry)
+            self.remove(entry)
         self._settled = not exhausted
         return assigned, expired
 
@@ -279,7 +279,9 @@ class MessageQueue:
         for offset in range(count):
             index = (start + offset) % count
             consumer = consumers[index]
-            if consumer.credit and consumer.accepts(message):
+            # consumer.accepts(message), spelled out: this runs once per message dispatched.
+            selector = consumer.selector
+            if consumer.credit and (selector is None or selector.matches(message)):
                 self._next_consumer = (index + 1) % count
                 if group is not None:
                     self._groups[group] = consumer
@@ -331,9 +333,6 @@ class MessageQueue:
             lane = self._returned[entry.priority]
             if lane.pop(entry.seq, None) is None:
                 self._fresh[entry.priority].pop(entry.seq, None)
-        self._forget(entry)
-
-    def _forget(self, entry: Entry) -> None:
         # A scheduled entry stays in its heap; the GONE state makes that heap item stale.
         entry.state = EntryState.GONE
         entry.consumer = None

@@ -445,7 +445,8 @@ class Message:
         """An independent copy with the same headers, properties and body, writable and unacked."""
         # Every slot is assigned here rather than through Message.__init__: the broker copies
         # each message once per delivery, and initialising the slots twice costs half the copy.
-        clone = type(self).__new__(type(self))
+        # No message class has a __new__ of its own, so object's is the one to call.
+        clone = object.__new__(type(self))
         clone._message_id = self._message_id
         clone._timestamp = self._timestamp
         clone._correlation_id = self._correlation_id
