@@ -2,8 +2,10 @@
 
 Every batch the broker submits is applied inside one SQLite transaction by a single writer
 thread; batches that arrive while a commit is in flight are applied together in the next one, so
-concurrent senders share one fsync (group commit) while each batch stays atomic on its own (a
-savepoint per batch: a batch that fails rolls back alone and its ``Completion`` raises). With
+concurrent senders share one fsync (group commit). A group's sends, delivery records and
+acknowledgements are written with a few ``executemany`` calls (``_CoalescedWrites``); each batch
+still stays atomic on its own: if one fails, the group is rolled back and applied again with a
+savepoint per batch, so that the failing batch rolls back alone and its ``Completion`` raises. With
 ``journal_mode=WAL`` and ``synchronous=FULL`` a commit is on disk when it returns, and only then
 are the batch's completions released — so a PERSISTENT ``send`` that returned survives ``kill -9``.
 Reads use their own connection and see every committed batch. The directory is locked
