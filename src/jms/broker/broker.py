@@ -1330,7 +1330,6 @@ class Broker:
         consumer = entry.consumer
         assert consumer is not None
         tag = next(self._tags)
-        entry.tag = tag
         self._in_flight[tag] = (entry, queue)
         message = entry.message._copy()
         count = entry.delivery_count + 1

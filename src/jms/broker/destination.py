@@ -23,10 +23,11 @@ from jms.store import Completion
 __all__ = ["SEQUENCE_BLOCK", "QueueDestination", "TopicDestination"]
 
 #: Sequence numbers a destination reserves in the store at a time; the next block is reserved
-#: when half of the current one is used, so the reservation is durable before it is needed. Half
-#: a block must outlast a store batch's round trip at full speed: at ~30k messages a second, 500
-#: numbers lasted ~15 ms, too short for a batch that waits for the writer's turn at the GIL and
-#: an fsync, so deliveries waited for their reservation; a crash skips at most a block.
+#: when half of the current one is used, so the reservation is durable before it is needed.
+#: Half a block must outlast a store batch under load (the writer thread waiting for the GIL, an
+#: fsync: tens of milliseconds); with blocks of 1000, a quarter to a half of NON_PERSISTENT
+#: deliveries at ~30k messages a second waited for their reservation. A crash skips at most a
+#: block of numbers.
 SEQUENCE_BLOCK: Final = 10_000
 
 

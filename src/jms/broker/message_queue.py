@@ -74,7 +74,6 @@ class Entry:
         "seq",
         "state",
         "stored",
-        "tag",
     )
 
     def __init__(
@@ -99,7 +98,6 @@ class Entry:
         self.state = EntryState.SCHEDULED
         self.returned = delivery_count > 0
         self.consumer: Consumer | None = None
-        self.tag = 0
         self.gate = gate
 
     def expired(self, now: int) -> bool:
@@ -279,9 +277,11 @@ class MessageQueue:
         for offset in range(count):
             index = (start + offset) % count
             consumer = consumers[index]
+            if not consumer.credit:
+                continue
             # consumer.accepts(message), spelled out: this runs once per message dispatched.
             selector = consumer.selector
-            if consumer.credit and (selector is None or selector.matches(message)):
+            if selector is None or selector.matches(message):
                 self._next_consumer = (index + 1) % count
                 if group is not None:
                     self._groups[group] = consumer
