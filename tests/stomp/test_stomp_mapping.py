@@ -4,7 +4,7 @@ names, typed JMSX headers, and round trips of text and bytes messages through fr
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jms import (
@@ -14,16 +14,19 @@ from jms import (
     Queue,
     TextMessage,
 )
-from jms.message import Destination, Topic
+from jms.message import Destination, Message, Topic
 from jms.message.message import property_name_error
+from jms.stomp import Version, encode_frame
 from jms.stomp.mapping import (
     DestinationName,
+    MessageFrames,
     frame_for_message,
     header_for_property,
     message_from_frame,
     parse_destination,
     property_for_header,
 )
+from tests.strategies import java_strings, messages
 
 
 def _name_of(destination: Destination) -> str:
@@ -124,3 +127,55 @@ def test_an_unresolvable_reply_to_is_kept_as_a_header() -> None:
     message = message_from_frame([("reply-to", "somewhere")], b"", Queue("q"), _resolve, 0)
     assert message.get_jms_reply_to() is None
     assert message.get_string_property("JMS_jms_STOMP_reply_2d_to") == "somewhere"
+
+
+# Property names that are header names of the mapping, or that stand for header names that are
+# empty or need escaping.
+_TRICKY_PROPERTY_NAMES = st.sampled_from(
+    ["type", "priority", "receipt", "JMS_jms_STOMP_", "JMS_jms_STOMP_a_3a_b", "JMS_jms_STOMP_x_d_"]
+)
+
+
+@settings(max_examples=400)
+@given(
+    messages(),
+    st.dictionaries(_TRICKY_PROPERTY_NAMES, java_strings, max_size=2),
+    st.sampled_from(list(Version)),
+    java_strings,
+    java_strings,
+    st.none() | st.integers(0, 2**63),
+    st.none() | java_strings,
+)
+def test_message_frames_are_the_general_encoding_of_the_mapping(
+    message: Message,
+    tricky_properties: dict[str, str],
+    version: Version,
+    subscription: str,
+    message_id: str,
+    ack: int | None,
+    other_destination: str | None,
+) -> None:
+    """``MessageFrames`` writes a frame straight from the message; it must give the same bytes
+    as ``frame_for_message`` + ``encode_frame`` (or refuse with the same error)."""
+    for name, value in tricky_properties.items():
+        message.set_string_property(name, value)
+    own = [
+        ("subscription", subscription),
+        ("message-id", "ID:" + message_id),
+        ("destination", "/queue/a:b" if other_destination is None else other_destination),
+    ]
+    if ack is not None:
+        own.append(("ack", str(ack)))
+    mapped, body = frame_for_message(message, _name_of)
+    try:
+        expected = encode_frame("MESSAGE", (*own, *mapped), body, version)
+    except ValueError as error:
+        expected = error
+    try:
+        frames = MessageFrames(version, subscription, "/queue/a:b", _name_of)
+        written = frames.frame(message, "ID:" + message_id, ack, other_destination)
+    except ValueError as error:
+        assert isinstance(expected, ValueError)
+        assert str(error) == str(expected)
+        return
+    assert written == expected

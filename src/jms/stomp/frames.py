@@ -166,10 +166,7 @@ def _escaped_lines(command: str, headers: tuple[tuple[str, str], ...], version: 
         or (version is Version.V1_1 and (block.endswith("\r") or "\r" + _LINE_END in block))
     ):
         _check_escapable(command, headers, version)  # raises, naming the header
-    # Backslashes first, so that the backslashes of the other escapes stay as they are.
-    block = block.replace("\\", "\\\\").replace("\n", "\\n").replace(":", "\\c")
-    if version is Version.V1_2:
-        block = block.replace("\r", "\\r")
+    block = escape_header(block, version)
     return block.replace(_NAME_END, ":").replace(_LINE_END, "\n") + "\n"
 
 
@@ -200,8 +197,6 @@ def _unrepresentable(command: str, name: str, value: str, version: Version) -> s
     )
 
 
-# Each character is replaced once (str.translate), so backslashes an escape introduces are
-# never escaped again.
 _ESCAPES: Final = {
     Version.V1_1: {"\\": "\\\\", "\n": "\\n", ":": "\\c"},
     Version.V1_2: {"\\": "\\\\", "\r": "\\r", "\n": "\\n", ":": "\\c"},
@@ -210,21 +205,19 @@ _UNESCAPES: Final = {
     version: {escape[1]: character for character, escape in table.items()}
     for version, table in _ESCAPES.items()
 }
-_TRANSLATIONS: Final = {version: str.maketrans(table) for version, table in _ESCAPES.items()}
-_NEEDS_ESCAPE: Final = {
-    version: re.compile("[" + re.escape("".join(table)) + "]")
-    for version, table in _ESCAPES.items()
-}
 _BACKSLASH: Final = "\\"
 _ESCAPE_SEQUENCE: Final = re.compile(r"\\(.?)", re.DOTALL)
 
 
 def escape_header(text: str, version: Version) -> str:
     """``text`` with the escapes of ``version`` applied (1.0 has none: ``text`` is returned)."""
-    needs = _NEEDS_ESCAPE.get(version)
-    if needs is None or needs.search(text) is None:
-        return text  # the common case, checked in one pass
-    return text.translate(_TRANSLATIONS[version])
+    if version is Version.V1_0:
+        return text
+    # Backslashes first, so that the backslashes of the other escapes stay as they are. A few
+    # passes of str.replace beat one str.translate, which maps character by character in Python
+    # objects once any replacement is longer than one character.
+    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace(":", "\\c")
+    return text.replace("\r", "\\r") if version is Version.V1_2 else text
 
 
 def unescape_header(text: str, version: Version) -> str:

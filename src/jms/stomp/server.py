@@ -71,7 +71,7 @@ from jms.stomp.errors import StompProtocolError
 from jms.stomp.frames import Frame, HeartBeat, Version, receipt_frame
 from jms.stomp.mapping import (
     JMS_MESSAGE_CONTENT_TYPE,
-    frame_for_message,
+    MessageFrames,
     message_from_frame,
     parse_destination,
 )
@@ -235,6 +235,7 @@ class _Subscription:
         "destination",
         "destination_name",
         "explicit_credit",
+        "frames",
         "id",
         "unacked",
     )
@@ -246,10 +247,12 @@ class _Subscription:
         destination_name: str,
         ack: str,
         explicit_credit: bool,
+        frames: MessageFrames,
     ) -> None:
         self.id = subscription_id
         self.destination = destination
         self.destination_name = destination_name  # as this connection writes it
+        self.frames = frames  # MESSAGE frames for a client without the jms extensions
         self.ack = ack
         # A jms client gives credit back itself, and keeps its messages after UNSUBSCRIBE.
         self.explicit_credit = explicit_credit
@@ -714,6 +717,8 @@ class _ClientConnection(asyncio.Protocol):
         self._track(completions)
 
     def _deliver(self, pending: list[Delivery]) -> None:
+        if self._conn.state is not ServerState.CONNECTED:
+            return  # DISCONNECT came: what is pending goes back to the broker with the connection
         chunks = []
         returned = []
         acknowledged = []
@@ -754,6 +759,12 @@ class _ClientConnection(asyncio.Protocol):
         for consumer_id, count in credit.items():
             self._broker.credit(broker_id, consumer_id, count)
 
+    @property
+    def _version(self) -> Version:
+        version = self._conn.version
+        assert version is not None  # MESSAGE frames are written only once CONNECTED
+        return version
+
     def _message_frame(self, subscription: _Subscription, delivery: Delivery) -> tuple[str, bytes]:
         message = delivery.message
         message_id = message._message_id or f"ID:{self._session_id}:{delivery.tag}"
@@ -768,22 +779,13 @@ class _ClientConnection(asyncio.Protocol):
                 ("content-type", JMS_MESSAGE_CONTENT_TYPE),
             ]
             body = encode(message)
-        else:
-            mapped, body = frame_for_message(message, self._name_of)
-            destination = message._destination
-            headers = [
-                ("subscription", subscription.id),
-                ("message-id", message_id),
-                (
-                    "destination",
-                    subscription.destination_name
-                    if destination is None or destination == subscription.destination
-                    else self._name_of(destination),
-                ),
-                ("ack", str(delivery.tag)),
-            ]
-            headers += mapped
-        return message_id, self._conn.message(headers, body)
+            return message_id, self._conn.message(headers, body)
+        destination = message._destination
+        if destination is None or destination == subscription.destination:
+            return message_id, subscription.frames.frame(message, message_id, delivery.tag)
+        return message_id, subscription.frames.frame(
+            message, message_id, delivery.tag, self._name_of(destination)
+        )
 
     # -- destinations --------------------------------------------------------------------------
 
@@ -948,12 +950,8 @@ class _ClientConnection(asyncio.Protocol):
             if max_deliveries is None
             else self._number(frame, "jms-max-deliveries", 0),
         )
-        subscription = _Subscription(
-            subscription_id,
-            destination,
-            self._name_of(destination),
-            ack,
-            self._extensions and ack != "auto",
+        subscription = self._subscription(
+            subscription_id, destination, ack, self._extensions and ack != "auto"
         )
         broker_id = self._broker_id
         assert broker_id is not None
@@ -961,6 +959,13 @@ class _ClientConnection(asyncio.Protocol):
         subscription.consumer_id = consumer_id
         self._subscriptions[subscription_id] = subscription
         self._by_consumer[consumer_id] = subscription
+
+    def _subscription(
+        self, subscription_id: str, destination: Destination, ack: str, explicit_credit: bool
+    ) -> _Subscription:
+        name = self._name_of(destination)
+        frames = MessageFrames(self._version, subscription_id, name, self._name_of)
+        return _Subscription(subscription_id, destination, name, ack, explicit_credit, frames)
 
     @staticmethod
     def _number(frame: Frame, header: str, default: int) -> int:
@@ -985,9 +990,7 @@ class _ClientConnection(asyncio.Protocol):
             if self._extensions and frame.header("jms-browse-end")
             else None
         )
-        subscription = _Subscription(
-            subscription_id, destination, self._name_of(destination), "auto", False
-        )
+        subscription = self._subscription(subscription_id, destination, "auto", False)
         self._subscriptions[subscription_id] = subscription
         task = self._loop.create_task(
             self._send_browse(subscription, source, selector, start, end_seq, limit)
@@ -1033,7 +1036,11 @@ class _ClientConnection(asyncio.Protocol):
         try:
             while next_seq is not None and (limit is None or sent < limit):
                 broker_id = self._broker_id
-                if broker_id is None or self._closing:
+                if (
+                    broker_id is None
+                    or self._closing
+                    or self._conn.state is not ServerState.CONNECTED  # DISCONNECT came
+                ):
                     return
                 size = (
                     DEFAULT_BROWSE_PAGE if limit is None else min(DEFAULT_BROWSE_PAGE, limit - sent)
@@ -1054,15 +1061,9 @@ class _ClientConnection(asyncio.Protocol):
                             ("content-type", JMS_MESSAGE_CONTENT_TYPE),
                         )
                         body = encode(message)
+                        chunks.append(self._conn.message(headers, body))
                     else:
-                        mapped, body = frame_for_message(message, self._name_of)
-                        headers = (
-                            ("subscription", subscription.id),
-                            ("message-id", message_id),
-                            ("destination", destination_name),
-                            *mapped,
-                        )
-                    chunks.append(self._conn.message(headers, body))
+                        chunks.append(subscription.frames.frame(message, message_id, None))
                 sent += len(chunks)
                 self._write(b"".join(chunks))
                 next_seq = page.next_seq
