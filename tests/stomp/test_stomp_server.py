@@ -23,7 +23,7 @@ from jms import (
 )
 from jms.broker import Broker, DestinationPolicy
 from jms.message.codec import decode
-from jms.stomp import Frame, HeartBeatOffer
+from jms.stomp import Frame, HeartBeatOffer, Version
 from jms.stomp.durability import DeferredStore
 from jms.store import DONE, Completion, MemoryStore, StoreOperation
 from tests.stomp.serving import RawClient, ServedBroker
@@ -198,6 +198,24 @@ def test_auto_acknowledges_what_was_written(client: RawClient, broker: Broker) -
     client.send("DISCONNECT", {"receipt": "bye"})
     client.closed_by_server()
     assert _depth(broker, "queue://a") == 0 and _acknowledged(broker, "queue://a") == 2
+
+
+def test_a_message_due_after_disconnect_stays_in_the_queue(
+    client: RawClient, broker: Broker
+) -> None:
+    """SEND then DISCONNECT in one write, to a queue the client itself subscribes to: the
+    delivery comes due after DISCONNECT, so it is not written (nor auto-acknowledged) but stays
+    queued, and the client still gets its RECEIPT."""
+    client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "receipt": "subscribed"})
+    assert client.read().header("receipt-id") == "subscribed"
+    client.write(
+        Frame("SEND", (("destination", "/queue/a"),), b"late").to_bytes(Version.V1_2)
+        + Frame("DISCONNECT", (("receipt", "bye"),)).to_bytes(Version.V1_2)
+    )
+    answer = client.read()
+    assert (answer.command, answer.header("receipt-id")) == ("RECEIPT", "bye")
+    assert client.closed_by_server()
+    assert _depth(broker, "queue://a") == 1 and _acknowledged(broker, "queue://a") == 0
 
 
 def test_client_acknowledgement_is_cumulative(client: RawClient, broker: Broker) -> None:
