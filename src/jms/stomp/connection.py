@@ -83,6 +83,7 @@ class ConnectRequest:
 
 
 _CONNECT_COMMANDS: Final = frozenset({"CONNECT", "STOMP"})
+_CLOSED_FOR_READING: Final = "the connection is closed; nothing more is read from it"
 
 # Headers each frame must carry, per version ("Frames and Headers" of each spec), for the frames
 # this side checks (CONNECT's are negotiation's business). Each entry is a group of names of
@@ -135,8 +136,11 @@ def required_headers(command: str, version: Version) -> tuple[tuple[str, ...], .
 
 def _missing_header(frame: Frame, version: Version) -> str | None:
     """The first required header (or group, ``a or b``) ``frame`` lacks in ``version``."""
-    for names in required_headers(frame.command, version):
-        if all(frame.header(name) is None for name in names):
+    for names in _REQUIRED_HEADERS[version].get(frame.command, ()):
+        for name, _ in frame.headers:
+            if name in names:
+                break
+        else:
             return " or ".join(repr(name) for name in names)
     return None
 
@@ -168,23 +172,20 @@ class ServerConnection:
         client broke the protocol.
         """
         if self.state is ServerState.CLOSED:
-            raise StompUsageError("the connection is closed; nothing more is read from it")
-        return self._events(self._parser.feed(data))
+            raise StompUsageError(_CLOSED_FOR_READING)
+        self._parser.feed(data)  # buffered: _events parses it one event at a time
+        return self._events()
 
-    def _events(
-        self, parsed: Iterator[Frame | HeartBeat]
-    ) -> Iterator[ConnectRequest | Frame | HeartBeat]:
-        while True:
-            if self._parser.buffered_bytes == 0:
-                return
-            self._check_readable()
-            event = next(parsed, None)
+    def _events(self) -> Iterator[ConnectRequest | Frame | HeartBeat]:
+        parser = self._parser
+        while parser.buffered_bytes:
+            if self.state is not ServerState.CONNECTED:
+                self._check_readable()
+            # The parser's own iterator would parse the next frame before that check ran.
+            event = parser._next_event()
             if event is None:
                 return
-            if isinstance(event, HeartBeat):
-                yield event
-            else:
-                yield self._receive(event)
+            yield self._receive(event) if isinstance(event, Frame) else event
 
     def _check_readable(self) -> None:
         if self.state is ServerState.CONNECTING:
@@ -192,53 +193,50 @@ class ServerConnection:
                 "a ConnectRequest is waiting: answer it with accept() or an ERROR before reading on"
             )
         if self.state is ServerState.CLOSED:
-            raise StompUsageError("the connection is closed; nothing more is read from it")
+            raise StompUsageError(_CLOSED_FOR_READING)
 
     def _receive(self, frame: Frame) -> ConnectRequest | Frame:
         self._frames_received += 1
         command = frame.command
-        where = f"{command} frame #{self._frames_received}"
-        if self.state is ServerState.AWAITING_CONNECT:
-            if command not in _CONNECT_COMMANDS:
-                raise StompProtocolError(
-                    f"{where}: the first frame must be CONNECT or STOMP",
-                    receipt=frame.header("receipt"),
-                )
-            return self._request_connection(frame, where)
-        receipt = frame.header("receipt")
-        if self.state is ServerState.DISCONNECTED:
-            raise StompProtocolError(f"{where}: received after DISCONNECT", receipt=receipt)
+        if self.state is not ServerState.CONNECTED:
+            if self.state is ServerState.AWAITING_CONNECT:
+                if command not in _CONNECT_COMMANDS:
+                    raise self._refusal(frame, "the first frame must be CONNECT or STOMP")
+                return self._request_connection(frame)
+            raise self._refusal(frame, "received after DISCONNECT")
         version = self.version
-        assert version is not None  # CONNECTED
+        assert version is not None
         if command in _CONNECT_COMMANDS:
-            raise StompProtocolError(
-                f"{where}: the connection is already connected", receipt=receipt
-            )
+            raise self._refusal(frame, "the connection is already connected")
         if command == "NACK" and version is Version.V1_0:
-            raise StompProtocolError(f"{where}: NACK is not part of STOMP 1.0", receipt=receipt)
+            raise self._refusal(frame, "NACK is not part of STOMP 1.0")
         missing = _missing_header(frame, version)
         if missing is not None:
-            raise StompProtocolError(
-                f"{where}: missing header {missing}, required in STOMP {version}", receipt=receipt
-            )
+            raise self._refusal(frame, f"missing header {missing}, required in STOMP {version}")
         if command == "SUBSCRIBE":
             ack = frame.header("ack")
             if ack is not None and ack not in _ACK_MODES[version]:
-                raise StompProtocolError(
-                    f"{where}: ack {quote(ack)} is not one of {', '.join(_ACK_MODES[version])}",
-                    receipt=receipt,
+                raise self._refusal(
+                    frame, f"ack {quote(ack)} is not one of {', '.join(_ACK_MODES[version])}"
                 )
         elif command == "DISCONNECT":
             self.state = ServerState.DISCONNECTED
         return frame
 
-    def _request_connection(self, frame: Frame, where: str) -> ConnectRequest:
+    def _refusal(self, frame: Frame, what: str) -> StompProtocolError:
+        """The error refusing the frame just received, echoing its receipt."""
+        return StompProtocolError(f"{self._where(frame)}: {what}", receipt=frame.header("receipt"))
+
+    def _where(self, frame: Frame) -> str:
+        return f"{frame.command} frame #{self._frames_received}"
+
+    def _request_connection(self, frame: Frame) -> ConnectRequest:
         try:
             version = negotiate_version(frame.header("accept-version"))
             client_offer = HeartBeatOffer.parse(frame.header("heart-beat"))
         except StompProtocolError as error:
             raise StompProtocolError(
-                f"{where}: {error.message}", error_headers=error.error_headers
+                f"{self._where(frame)}: {error.message}", error_headers=error.error_headers
             ) from None
         # ``host`` names a virtual host; there are none here, so a client (like stomp-py speaking
         # 1.1) may leave it out although the spec asks clients to send it.
