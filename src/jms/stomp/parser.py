@@ -4,7 +4,9 @@
 a client ``Role.SERVER`` frames). ``feed(data)`` buffers the bytes and returns a lazy iterator of
 the ``Frame`` and ``HeartBeat`` events they complete; because it is lazy, a caller that changes
 ``parser.version`` while handling a CONNECT or CONNECTED frame has the new escaping apply to the
-very next frame, even one that arrived in the same chunk. It is the boundary where untrusted
+very next frame, even one that arrived in the same chunk. A frame already whole in the buffer
+is read in one pass; one still arriving, and everything to refuse, goes the general,
+incremental way, where every refusal is worded. It is the boundary where untrusted
 bytes enter: everything STOMP does not allow, and everything past ``FrameLimits``, raises
 ``StompProtocolError`` naming what and where (never another exception), memory stays bounded by
 the limits however the peer misbehaves, and after an error the parser stays failed. It never
@@ -179,15 +181,16 @@ class FrameParser:
         general path would read identically: the property tests hold the two equal."""
         buffer = self._buffer
         limits = self.limits
-        blank_line = buffer.find(b"\n\n", 0, limits.max_header_section_bytes)
-        if blank_line < 0:
+        # Not a search for LF LF alone: past a CR LF blank line it would scan on into the bodies.
+        blank_line = _BLANK_LINE.search(buffer, 0, limits.max_header_section_bytes)
+        if blank_line is None:
             return None
-        section_end = blank_line + 2  # after the blank line, where the body starts
+        section_end = blank_line.end()  # where the body starts
         try:
-            text = buffer[:blank_line].decode("utf-8")
+            text = buffer[: blank_line.start()].decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if "\r" in text:
+        if section_end - blank_line.start() != 2 or "\r" in text:
             return None
         lines = text.split("\n")
         command = self._commands.get(lines[0])
@@ -195,7 +198,7 @@ class FrameParser:
             return None
         if len(text) > (
             limits.max_header_line_bytes
-            if len(text) == blank_line
+            if len(text) == blank_line.start()
             else limits.max_header_line_bytes // 4  # not all ASCII: up to 4 bytes a character
         ):
             return None  # some line might be too long: the general path measures each
