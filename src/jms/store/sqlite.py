@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS entries (
 
 class _Pending(Completion):
     """A batch waiting for its group's commit. There is one per send, so it is only a few
-    attributes: a thread that must block makes its own ``Event`` and registers it."""
+    attributes: a thread that must block brings its own lock and registers its release."""
 
     __slots__ = ("_callbacks", "_error", "_finished", "_lock")
 
@@ -117,9 +117,11 @@ class _Pending(Completion):
 
     def wait(self) -> None:
         if not self._finished:
-            finished = threading.Event()
-            self.call_when_done(finished.set)
-            finished.wait()
+            # A lock taken twice: the second acquire returns once ``finish`` releases it.
+            finished = threading.Lock()
+            finished.acquire()
+            self.call_when_done(finished.release)
+            finished.acquire()
         if self._error is not None:
             raise self._error
 
