@@ -211,7 +211,7 @@ def test_frames_a_client_usually_sends_are_read_in_one_pass() -> None:
     assert parser.read_in_one_pass == len(frames) + 1
 
 
-def test_a_frame_split_across_chunks_is_read_by_the_general_path() -> None:
+def test_a_frame_whose_body_is_still_arriving_is_finished_by_the_general_path() -> None:
     frame = Frame("SEND", (("destination", "/queue/a"), ("content-length", "5")), b"hello")
     data = frame.to_bytes(Version.V1_2)
     parser = OnePassCountingParser(Role.CLIENT)

@@ -150,6 +150,8 @@ class FrameParser:
                 frame = self._read_whole_frame()
                 if frame is not None:
                     return frame
+                if self._expecting is _Expecting.BODY:
+                    return None  # its headers are read, its body is still arriving
                 self._start_frame()
             if self._expecting is _Expecting.HEADER_SECTION and not self._read_header_section():
                 return None
@@ -173,12 +175,14 @@ class FrameParser:
         )
 
     def _read_whole_frame(self) -> Frame | None:
-        """The frame the buffer starts with, read in one pass when all of it is there and it is
-        plain: LF end-of-lines, UTF-8 header lines well within the limits, only the escapes its
-        version defines, a body only where its command may have one. None for any other frame
-        (still arriving, CR LF, anything to refuse), which the general path (``_start_frame``
-        on) then reads from the same bytes and words every refusal of. What this reads, the
-        general path would read identically: the property tests hold the two equal."""
+        """The frame the buffer starts with, read in one pass when its header section is all
+        there and plain: LF end-of-lines, UTF-8 header lines well within the limits, only the
+        escapes its version defines, a content-length its command and the limit allow. When
+        its body is still arriving, the general path waits for it (``_await_body``). None for
+        any other frame (a header section still arriving, CR LF, anything to refuse), which the
+        general path (``_start_frame`` on) then reads from the same bytes and words every
+        refusal of. What this reads, the general path would read identically: the property
+        tests hold the two equal."""
         buffer = self._buffer
         limits = self.limits
         # Not a search for LF LF alone: past a CR LF blank line it would scan on into the bodies.
@@ -223,7 +227,17 @@ class FrameParser:
                 ]
             except StompProtocolError:
                 return None
-        if content_length is not None:
+        if content_length is None:
+            length = None
+            if command in BODY_COMMANDS:
+                end = buffer.find(b"\0", section_end, section_end + limits.max_body_bytes + 1)
+                if end < 0:
+                    if len(buffer) - section_end > limits.max_body_bytes:
+                        return None
+                    end = len(buffer)  # the NUL is still to come
+            else:
+                end = section_end
+        else:
             length = parse_content_length(content_length)
             if (
                 length is None
@@ -232,17 +246,31 @@ class FrameParser:
             ):
                 return None
             end = section_end + length
-        elif command in BODY_COMMANDS:
-            end = buffer.find(b"\0", section_end, section_end + limits.max_body_bytes + 1)
-            if end < 0:
-                return None
-        else:
-            end = section_end
-        if not buffer.startswith(b"\0", end):
+        if end >= len(buffer):
+            self._await_body(command, headers, length, section_end)
+            return None
+        if buffer[end] != _NUL:
             return None
         frame = Frame(command, tuple(headers), bytes(buffer[section_end:end]))
         self._consume(end + 1)
         return frame
+
+    def _await_body(
+        self,
+        command: str,
+        headers: list[tuple[str, str]],
+        content_length: int | None,
+        section_end: int,
+    ) -> None:
+        """Leave a frame whose header section was read in one pass, and whose body is still
+        arriving, to the general path: as if it had read that header section itself."""
+        self._frame_offset = self._buffer_offset
+        self._command = command
+        self._headers = headers
+        self._content_length = content_length
+        self._expecting = _Expecting.BODY
+        self._scanned = 0
+        self._consume(section_end)
 
     def _start_frame(self) -> None:
         self._expecting = _Expecting.HEADER_SECTION
