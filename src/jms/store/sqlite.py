@@ -99,17 +99,26 @@ class _Pending(Completion):
     __slots__ = ("_callbacks", "_error", "_finished", "_lock")
 
     def __init__(self, lock: threading.Lock) -> None:
-        self._lock = lock  # the store's: guards ``_callbacks`` against ``finish``
+        self._lock = lock  # the store's: guards ``_callbacks`` against ``finish_all``
         self._finished = False
         self._error: BaseException | None = None
         self._callbacks: list[Callable[[], None]] | None = None
 
-    def finish(self, error: BaseException | None) -> None:
-        self._error = error
-        with self._lock:
-            self._finished = True
-            callbacks, self._callbacks = self._callbacks, None
-        for callback in callbacks or ():
+    @staticmethod
+    def finish_all(
+        lock: threading.Lock, outcomes: Iterable[tuple[_Pending, BaseException | None]]
+    ) -> None:
+        """Finish a group's batches together, then call back: whoever hears of the first one
+        sees the whole group done (one report to an event loop, not one per batch)."""
+        callbacks: list[Callable[[], None]] = []
+        with lock:
+            for pending, error in outcomes:
+                pending._error = error
+                pending._finished = True
+                if pending._callbacks is not None:
+                    callbacks += pending._callbacks
+                    pending._callbacks = None
+        for callback in callbacks:
             try:
                 callback()
             except Exception:
@@ -117,7 +126,7 @@ class _Pending(Completion):
 
     def wait(self) -> None:
         if not self._finished:
-            # A lock taken twice: the second acquire returns once ``finish`` releases it.
+            # A lock taken twice: the second acquire returns once ``finish_all`` releases it.
             finished = threading.Lock()
             finished.acquire()
             self.call_when_done(finished.release)
@@ -310,8 +319,7 @@ class SQLiteStore(MessageStore):
     def _commit_group(self, group: list[tuple[Sequence[StoreOperation], _Pending]]) -> None:
         if not any(batch for batch, _ in group):
             # Barriers (empty batches): every earlier group is committed, nothing to write.
-            for _, pending in group:
-                pending.finish(None)
+            _Pending.finish_all(self._completion_lock, ((pending, None) for _, pending in group))
             return
         execute = self._writer.execute
         outcomes: list[BaseException | None]
@@ -331,8 +339,10 @@ class SQLiteStore(MessageStore):
             # The commit itself failed (disk full, I/O error): nothing of the group is durable.
             self._roll_back()
             outcomes = [_as_jms_error(error)] * len(group)
-        for (_, pending), outcome in zip(group, outcomes, strict=True):
-            pending.finish(outcome)
+        _Pending.finish_all(
+            self._completion_lock,
+            ((pending, outcome) for (_, pending), outcome in zip(group, outcomes, strict=True)),
+        )
 
     def _roll_back(self) -> None:
         if self._writer.in_transaction:
