@@ -236,6 +236,41 @@ def test_client_individual_acknowledges_one_message(client: RawClient, broker: B
     assert _acknowledged(broker, "queue://a") == 1 and _depth(broker, "queue://a") == 2
 
 
+@pytest.mark.parametrize(
+    ("version", "ack_mode", "with_subscription", "settled"),
+    [
+        ("1.1", "client-individual", True, 1),
+        ("1.1", "client", True, 2),
+        ("1.0", "client", False, 2),
+    ],
+)
+def test_before_1_2_an_ack_names_the_message_id(
+    served: ServedBroker,
+    broker: Broker,
+    version: str,
+    ack_mode: str,
+    with_subscription: bool,
+    settled: int,
+) -> None:
+    with RawClient(served.port) as client:
+        client.connect(accept_version=version)
+        client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": ack_mode})
+        _send(client, "/queue/a", "1", "2", "3")
+        messages = _messages(client, 3)
+        ack = {"message-id": messages[1].header("message-id") or "", "receipt": "acked"}
+        if with_subscription:
+            ack["subscription"] = "s"
+        frame = Frame("ACK", tuple(ack.items())).to_bytes(Version(version))
+        client.write(frame)
+        assert client.read().header("receipt-id") == "acked"
+        assert _acknowledged(broker, "queue://a") == settled
+        client.write(frame)  # settled already
+        refused = client.read()
+        assert refused.command == "ERROR" and "names no message awaiting" in (
+            refused.header("message") or ""
+        )
+
+
 def test_unacknowledged_messages_come_back_when_the_client_goes(
     served: ServedBroker, broker: Broker
 ) -> None:

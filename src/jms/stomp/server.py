@@ -237,6 +237,7 @@ class _Subscription:
         "explicit_credit",
         "frames",
         "id",
+        "tags_by_message_id",
         "unacked",
     )
 
@@ -248,6 +249,7 @@ class _Subscription:
         ack: str,
         explicit_credit: bool,
         frames: MessageFrames,
+        acked_by_message_id: bool,
     ) -> None:
         self.id = subscription_id
         self.destination = destination
@@ -259,6 +261,8 @@ class _Subscription:
         self.consumer_id: int | None = None  # None for a browser
         # Deliveries awaiting ACK/NACK, in delivery order: tag -> message-id header.
         self.unacked: dict[int, str] = {}
+        # The same the other way round, where ACK/NACK name the message-id (STOMP 1.0 and 1.1).
+        self.tags_by_message_id: dict[str, int] | None = {} if acked_by_message_id else None
 
 
 class _Transaction:
@@ -737,6 +741,8 @@ class _ClientConnection(asyncio.Protocol):
                     credit[delivery.consumer_id] += 1
             else:
                 subscription.unacked[delivery.tag] = message_id
+                if subscription.tags_by_message_id is not None:
+                    subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
         self._server.counters.messages_delivered += len(chunks)
         self._write(b"".join(chunks))
@@ -964,8 +970,17 @@ class _ClientConnection(asyncio.Protocol):
         self, subscription_id: str, destination: Destination, ack: str, explicit_credit: bool
     ) -> _Subscription:
         name = self._name_of(destination)
-        frames = MessageFrames(self._version, subscription_id, name, self._name_of)
-        return _Subscription(subscription_id, destination, name, ack, explicit_credit, frames)
+        version = self._version
+        frames = MessageFrames(version, subscription_id, name, self._name_of)
+        return _Subscription(
+            subscription_id,
+            destination,
+            name,
+            ack,
+            explicit_credit,
+            frames,
+            acked_by_message_id=version is not Version.V1_2,
+        )
 
     @staticmethod
     def _number(frame: Frame, header: str, default: int) -> int:
@@ -1118,6 +1133,8 @@ class _ClientConnection(asyncio.Protocol):
             if not subscription.explicit_credit and subscription.unacked:
                 tags = list(subscription.unacked)
                 subscription.unacked.clear()
+                if subscription.tags_by_message_id is not None:
+                    subscription.tags_by_message_id.clear()
                 for tag in tags:
                     self._tag_owner.pop(tag, None)
                 self._broker.requeue(broker_id, delivered=tags)
@@ -1145,8 +1162,11 @@ class _ClientConnection(asyncio.Protocol):
 
     def _settle(self, frame: Frame, *, acknowledge: bool) -> None:
         subscription, tags = self._acked_tags(frame)
+        by_message_id = subscription.tags_by_message_id
         for tag in tags:
-            del subscription.unacked[tag]
+            message_id = subscription.unacked.pop(tag)
+            if by_message_id is not None:
+                by_message_id.pop(message_id, None)
             self._tag_owner.pop(tag, None)
         broker_id = self._broker_id
         assert broker_id is not None
@@ -1182,14 +1202,16 @@ class _ClientConnection(asyncio.Protocol):
             what = f"message-id {message_id!r}" + (
                 f" on subscription {subscription_id!r}" if subscription_id is not None else ""
             )
-            if subscription_id is not None:
-                candidates: Iterable[_Subscription] = [
-                    s for s in self._tag_owner.values() if s.id == subscription_id
-                ][:1]
-            else:
-                candidates = list(dict.fromkeys(self._tag_owner.values()))
+            candidates: Iterable[_Subscription]
+            if subscription_id is None:
+                candidates = list(self._subscriptions.values())
+            elif subscription_id in self._subscriptions:
+                candidates = [self._subscriptions[subscription_id]]
+            else:  # unsubscribed, with deliveries a jms client may still acknowledge
+                candidates = [s for s in self._tag_owner.values() if s.id == subscription_id][:1]
             for candidate in candidates:
-                tag = next((t for t, m in candidate.unacked.items() if m == message_id), None)
+                by_message_id = candidate.tags_by_message_id
+                tag = None if by_message_id is None else by_message_id.get(message_id or "")
                 if tag is not None:
                     subscription = candidate
                     break
