@@ -12,6 +12,7 @@ the server waited).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from jms.message import Message
 from jms.store import DONE, Completion
@@ -19,12 +20,12 @@ from jms.store import DONE, Completion
 __all__ = ["BrowsePage", "Delivery"]
 
 
-@dataclass(frozen=True, slots=True)
-class Delivery:
+class Delivery(NamedTuple):
     """One message handed to one consumer; ``seq`` is its sequence number in its destination.
 
     ``recorded.wait()`` must return before the application sees ``message``: until then a crash
-    could lose the record that it was delivered (or the number ``seq`` itself)."""
+    could lose the record that it was delivered (or the number ``seq`` itself). A named tuple,
+    not a frozen dataclass: one is made per delivery, and it is built several times faster."""
 
     consumer_id: int
     tag: int
