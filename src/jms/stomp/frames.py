@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum, StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from jms.stomp.errors import StompProtocolError, quote
 
@@ -85,9 +85,11 @@ class HeartBeat:
     """One end-of-line received between frames: the peer is alive and had nothing to say."""
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One STOMP frame: ``command``, ``headers`` as (name, value) pairs in order, ``body``."""
+class Frame(NamedTuple):
+    """One STOMP frame: ``command``, ``headers`` as (name, value) pairs in order, ``body``.
+
+    A named tuple, not a frozen dataclass: one is made for every frame read, and it is built
+    several times faster."""
 
     command: str
     headers: tuple[tuple[str, str], ...] = ()
@@ -251,6 +253,8 @@ def parse_content_length(text: str) -> int | None:
     """
     if not text or not text.isascii() or not text.isdigit():
         return None
+    if len(text) <= _MAX_CONTENT_LENGTH_DIGITS:
+        return int(text)
     significant = text.lstrip("0")
     if len(significant) > _MAX_CONTENT_LENGTH_DIGITS:
         return 10**_MAX_CONTENT_LENGTH_DIGITS
