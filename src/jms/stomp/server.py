@@ -297,6 +297,7 @@ class _ClientConnection(asyncio.Protocol):
 
     def __init__(self, server: StompServer) -> None:
         self._server = server
+        self._counters = server.counters
         self._broker = server.broker
         self._security = server.security
         self._loop = asyncio.get_running_loop()
@@ -350,12 +351,12 @@ class _ClientConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self._peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self._server._connections.add(self)
-        self._server.counters.connections_total += 1
+        self._counters.connections_total += 1
         self._timer = self._loop.call_later(self._server.connect_timeout_s, self._connect_timed_out)
 
     def data_received(self, data: bytes) -> None:
         self._last_read = time.monotonic()
-        self._server.counters.bytes_received += len(data)
+        self._counters.bytes_received += len(data)
         if self._closing:
             return
         events = self._conn.feed(data)
@@ -408,7 +409,7 @@ class _ClientConnection(asyncio.Protocol):
                 if isinstance(event, ConnectRequest):
                     self._connect(event)
                     return  # the rest waits in the parser until the login is checked
-                self._server.counters.frames_received += 1
+                self._counters.frames_received += 1
                 self._handle(event)
                 if self._closing:
                     return
@@ -417,7 +418,7 @@ class _ClientConnection(asyncio.Protocol):
 
     def _handle(self, frame: Frame) -> None:
         command = frame.command
-        self._server.counters.by_command[command] += 1
+        self._counters.by_command[command] += 1
         handler = _HANDLERS[command]
         completions: list[Completion] = []
         receipt = frame.header("receipt")
@@ -484,7 +485,7 @@ class _ClientConnection(asyncio.Protocol):
                 self._broker.disconnect(done.result())
             return
         if error is not None:
-            self._server.counters.connections_refused += 1
+            self._counters.connections_refused += 1
             self._fail(None, error)
             return
         self._broker_id = done.result()
@@ -576,7 +577,7 @@ class _ClientConnection(asyncio.Protocol):
         self._output.clear()
         transport.write(data)
         self._last_write = time.monotonic()
-        self._server.counters.bytes_sent += len(data)
+        self._counters.bytes_sent += len(data)
 
     def _fail(self, frame: Frame | None, error: BaseException) -> None:
         """Answer with ERROR (echoing the frame's receipt) and close the connection."""
@@ -604,7 +605,7 @@ class _ClientConnection(asyncio.Protocol):
     def _send_error(self, error: StompProtocolError) -> None:
         if self._closing:
             return
-        self._server.counters.errors_sent += 1
+        self._counters.errors_sent += 1
         logger.info(
             "STOMP connection %s (%s): ERROR %s", self._session_id, self._peer, error.message
         )
@@ -744,7 +745,7 @@ class _ClientConnection(asyncio.Protocol):
                 if subscription.tags_by_message_id is not None:
                     subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
-        self._server.counters.messages_delivered += len(chunks)
+        self._counters.messages_delivered += len(chunks)
         self._write(b"".join(chunks))
         broker_id = self._broker_id
         assert broker_id is not None
@@ -894,7 +895,7 @@ class _ClientConnection(asyncio.Protocol):
         broker_id = self._broker_id
         assert broker_id is not None
         self._broker.send(broker_id, message, self._transaction_id(frame))
-        self._server.counters.messages_received += 1
+        self._counters.messages_received += 1
 
     def _resolve_reply_to(self, text: str) -> Destination:
         return self._destination(text, "reply-to")
