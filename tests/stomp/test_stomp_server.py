@@ -695,3 +695,25 @@ def test_the_default_prefetch_is_activemqs_1000(client: RawClient) -> None:
     client.send("ACK", {"id": messages[0].header("ack") or ""})
     (last,) = _messages(client, 1)
     assert last.body == b"1000"
+
+
+def test_a_receipt_follows_the_messages_its_send_caused_once_both_are_durable() -> None:
+    """A client subscribed to the queue it sends a PERSISTENT message to: the delivery is held
+    until the store records it, and the SEND's RECEIPT, durable in the same batch, still comes
+    after the MESSAGE."""
+    gated = _GatedStore()
+    store = DeferredStore(gated)
+    broker = Broker(store, name="gated-order")
+    try:
+        with ServedBroker(broker, store=store) as served, RawClient(served.port) as client:
+            client.connect()
+            client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+            client.send(
+                "SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x"
+            )
+            _nothing_more(client, 0.3)
+            gated.gate.set()
+            assert [client.read().command, client.read().command] == ["MESSAGE", "RECEIPT"]
+    finally:
+        gated.gate.set()
+        broker.close()

@@ -9,8 +9,9 @@ hurting others or the broker:
 
 - every mistake a client makes ends in an ERROR frame with a message that says what and where,
   then that connection closes; a bug in handling one frame does the same, logged;
-- nothing blocks the loop: logins are checked on an executor thread, store durability is waited
-  for by a ``CompletionWaiter`` thread (RECEIPTs go out only once what they answer is durable);
+- nothing blocks the loop: logins are checked on an executor thread, and a ``CompletionWaiter``
+  reports on the loop when store work is durable; a RECEIPT goes out only once what its frame
+  did is durable and after the MESSAGE frames its frame caused on the same connection;
 - memory per client stays bounded: deliveries are limited by the consumer's prefetch credit,
   which an ``auto`` subscription only gets back once its frames left the socket buffer (while
   the transport is paused for writing, credit is withheld), and reading stops while a client
@@ -167,8 +168,6 @@ class StompServer:
         self._instance = uuid.uuid4().hex[:12]
         self._connection_numbers = itertools.count(1)
         self._connections: set[_ClientConnection] = set()
-        # Connections with deliveries waiting for their flush on the loop.
-        self._unflushed: set[_ClientConnection] = set()
         self._server: asyncio.Server | None = None
         self._waiter: CompletionWaiter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -215,12 +214,6 @@ class StompServer:
             await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
             self._waiter = None
         self._server = None
-
-    def _flush_all(self) -> None:
-        """Write every connection's waiting deliveries now, so that a RECEIPT (or an answer)
-        written next never overtakes a MESSAGE the frame it answers caused."""
-        while self._unflushed:
-            self._unflushed.pop()._flush()
 
     def _next_session_id(self) -> str:
         return f"{self._instance}-{next(self._connection_numbers)}"
@@ -335,7 +328,12 @@ class _ClientConnection(asyncio.Protocol):
         # Durability: completions registered / finished, and receipts waiting for them.
         self._registered = 0
         self._finished = 0
-        self._receipts: deque[tuple[int, str | None, bool, tuple[tuple[str, str], ...]]] = deque()
+        # A receipt waits for the completions registered and the held batches queued before it.
+        self._receipts: deque[tuple[int, int, str | None, bool, tuple[tuple[str, str], ...]]] = (
+            deque()
+        )
+        self._held_total = 0
+        self._held_released = 0
         # Extra headers for the RECEIPT of the frame being handled (jms extension answers).
         self._receipt_headers: tuple[tuple[str, str], ...] = ()
         self._last_read = time.monotonic()
@@ -648,14 +646,22 @@ class _ClientConnection(asyncio.Protocol):
         close_after: bool = False,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        self._receipts.append((self._registered, receipt, close_after, headers))
-        self._server._flush_all()
+        if self._pending:  # deliveries the frame caused go first
+            self._flush()
+        self._receipts.append((self._registered, self._held_total, receipt, close_after, headers))
         self._release_receipts()
 
     def _release_receipts(self) -> None:
+        """Write the RECEIPTs whose frames' store work is durable and whose frames' MESSAGEs
+        (held until their deliveries are recorded) are written."""
         receipts = self._receipts
-        while receipts and receipts[0][0] <= self._finished and not self._closing:
-            _, receipt, close_after, headers = receipts.popleft()
+        while (
+            receipts
+            and receipts[0][0] <= self._finished
+            and receipts[0][1] <= self._held_released
+            and not self._closing
+        ):
+            _, _, receipt, close_after, headers = receipts.popleft()
             if receipt is not None:
                 frame = receipt_frame(receipt)
                 if headers:
@@ -672,7 +678,6 @@ class _ClientConnection(asyncio.Protocol):
         if not self._flush_scheduled:
             self._flush_scheduled = True
             if threading.get_ident() == self._loop_thread:
-                self._server._unflushed.add(self)
                 self._loop.call_soon(self._flush)
                 return
             # A closed loop: the broker takes the delivery back when the connection goes.
@@ -681,7 +686,6 @@ class _ClientConnection(asyncio.Protocol):
 
     def _flush(self) -> None:
         self._flush_scheduled = False
-        self._server._unflushed.discard(self)
         pending, self._pending = self._pending, []
         if not pending or self._broker_id is None or self._closing:
             return
@@ -689,6 +693,7 @@ class _ClientConnection(asyncio.Protocol):
         if gates or self._held:
             # The broker records each delivery of a stored message before it may be seen.
             self._held.append((gates, pending))
+            self._held_total += 1
             waiter = self._server._waiter
             assert waiter is not None
             for gate in gates:
@@ -706,7 +711,9 @@ class _ClientConnection(asyncio.Protocol):
             return
         while self._held and all(gate.done() for gate in self._held[0][0]):
             _, pending = self._held.popleft()
+            self._held_released += 1
             self._guard(lambda pending=pending: self._deliver(pending))
+        self._release_receipts()
 
     def _guard(self, action: Any) -> None:
         """Run broker work outside a frame's handling, failing the connection on an error."""
