@@ -220,7 +220,10 @@ def message_from_frame(
             ) from None
     elif kind == "bytes":
         message = BytesMessage()
-        message._buffer += body
+        # Written and reset: read-only from its first byte, sharing the frame's immutable body
+        # (the broker's copies for its consumers share it too).
+        message._data = body
+        message._reading = True
     else:
         raise MessageFormatException(
             f"header amq-msg-type:{kind!r} is not a message type; use text or bytes"
