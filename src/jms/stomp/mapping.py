@@ -326,6 +326,9 @@ def frame_for_message(
     return headers, body
 
 
+_REMEMBERED_PROPERTY_HEADERS: Final = 1024  # per MessageFrames
+
+
 class MessageFrames:
     """The MESSAGE frames of one subscription in one protocol version.
 
@@ -343,6 +346,7 @@ class MessageFrames:
         "_destination_line",
         "_destination_name",
         "_name_of",
+        "_property_headers",
         "_start",
         "_subscription_id",
         "_version",
@@ -361,6 +365,7 @@ class MessageFrames:
         self._name_of = name_of
         self._start = f"MESSAGE\nsubscription:{escape_header(subscription_id, version)}\n"
         self._destination_line = f"destination:{escape_header(destination_name, version)}\n"
+        self._property_headers: dict[str, str] = {}
 
     def frame(
         self,
@@ -399,8 +404,8 @@ class MessageFrames:
         )
         if message._redelivered:
             lines.append("redelivered:true\n")
-        correlation_id = message.get_jms_correlation_id()
-        if correlation_id is not None:
+        if message._correlation_id is not None:
+            correlation_id = message.get_jms_correlation_id()
             lines.append(f"correlation-id:{escape_header(correlation_id, version)}\n")
         if message._reply_to is not None:
             reply_to = self._name_of(message._reply_to)
@@ -413,7 +418,10 @@ class MessageFrames:
                 # Strings and Characters may hold anything; the other types are written in
                 # digits, signs, '.', 'E' and words, which need no escape.
                 text = escape_header(text, version)
-            lines.append(f"{_escaped_header_for_property(name, version)}:{text}\n")
+            header = self._property_headers.get(name)
+            if header is None:
+                header = self._property_header(name)
+            lines.append(f"{header}:{text}\n")
         if body:
             lines.append(f"content-length:{len(body)}\n")
         lines.append("\n")
@@ -427,6 +435,17 @@ class MessageFrames:
         except UnicodeEncodeError:
             return self._general(message, message_id, ack, destination_name)
         return b"".join((encoded, body, b"\0"))
+
+    def _property_header(self, name: str) -> str:
+        """The escaped header carrying property ``name``, remembered (the same few names come
+        with every message; a bounded number, whatever a client sends)."""
+        if len(self._property_headers) >= _REMEMBERED_PROPERTY_HEADERS:
+            self._property_headers.clear()
+        header = (
+            PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
+        )
+        escaped = self._property_headers[name] = escape_header(header, self._version)
+        return escaped
 
     def _general(
         self, message: Message, message_id: str, ack: int | None, destination_name: str | None
@@ -443,9 +462,3 @@ class MessageFrames:
             own.append(("ack", str(ack)))
         mapped, body = frame_for_message(message, self._name_of)
         return encode_frame("MESSAGE", (*own, *mapped), body, self._version)
-
-
-@functools.lru_cache(maxsize=4096)
-def _escaped_header_for_property(name: str, version: Version) -> str:
-    header = PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
-    return escape_header(header, version)
