@@ -400,30 +400,33 @@ class _ClientConnection(asyncio.Protocol):
     # -- reading frames ------------------------------------------------------------------------
 
     def _process(self, events: Iterator[ConnectRequest | Frame | HeartBeat]) -> None:
+        # One collecting scope for all the frames of this read; each frame's store completions
+        # are taken out of the list when it has been handled.
+        completions: list[Completion] = []
         try:
-            for event in events:
-                if isinstance(event, HeartBeat):
-                    continue
-                if isinstance(event, ConnectRequest):
-                    self._connect(event)
-                    return  # the rest waits in the parser until the login is checked
-                self._counters.frames_received += 1
-                self._handle(event)
-                if self._closing:
-                    return
+            with self._collecting(completions):
+                for event in events:
+                    if isinstance(event, HeartBeat):
+                        continue
+                    if isinstance(event, ConnectRequest):
+                        self._connect(event)
+                        return  # the rest waits in the parser until the login is checked
+                    self._counters.frames_received += 1
+                    self._handle(event, completions)
+                    if self._closing:
+                        return
         except StompProtocolError as error:
             self._send_error(error)
 
-    def _handle(self, frame: Frame) -> None:
+    def _handle(self, frame: Frame, completions: list[Completion]) -> None:
+        """Handle one frame; what it submits to the store is collected in ``completions``."""
         command = frame.command
         self._counters.by_command[command] += 1
         handler = _HANDLERS[command]
-        completions: list[Completion] = []
         receipt = frame.header("receipt")
         self._receipt_headers = ()
         try:
-            with self._collecting(completions):
-                handler(self, frame)
+            handler(self, frame)
         except (JMSException, ValueError) as error:
             self._track(completions)
             if self._extensions and receipt is not None and command != "DISCONNECT":
@@ -622,13 +625,15 @@ class _ClientConnection(asyncio.Protocol):
     # -- durability and receipts ---------------------------------------------------------------
 
     def _track(self, completions: list[Completion]) -> None:
-        waiter = self._server._waiter
+        """Have the waiter report the collected ``completions``, and empty the list."""
         if not completions:
             return
+        waiter = self._server._waiter
         assert waiter is not None
         for completion in completions:
             self._registered += 1
             waiter.submit(completion, self._durable)
+        completions.clear()
 
     def _durable(self, error: BaseException | None) -> None:
         self._finished += 1
