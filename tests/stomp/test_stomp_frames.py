@@ -205,3 +205,10 @@ def test_an_empty_header_name_is_refused_wherever_it_is() -> None:
     for headers in ([("", "v")], [("a", "b"), ("", "v")]):
         with pytest.raises(ValueError, match="a header with an empty name"):
             encode_frame("SEND", headers, b"", Version.V1_2)
+
+
+def test_the_header_map_keeps_the_first_value_of_a_repeated_header() -> None:
+    frame = Frame("MESSAGE", (("foo", "World"), ("bar", "1"), ("foo", "Hello")))
+    assert frame.header_map() == {"foo": "World", "bar": "1"}
+    assert list(frame.header_map()) == ["foo", "bar"]
+    assert Frame("SEND", (("a", "1"),)).header_map() == {"a": "1"}

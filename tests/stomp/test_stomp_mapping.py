@@ -83,7 +83,7 @@ def test_a_text_message_round_trips_through_frame_headers() -> None:
     sent.set_string_property("timestamp", "a property named like a header")
     sent.set_object_property("JMSXGroupSeq", 4)
     headers, body = frame_for_message(sent, _name_of)
-    back = message_from_frame(headers, body, Queue("orders"), _resolve, 0)
+    back = message_from_frame(dict(headers), body, Queue("orders"), _resolve, 0)
     assert isinstance(back, TextMessage) and back.get_text() == "héllo"
     assert (back.get_jms_priority(), back.get_jms_expiration(), back.get_jms_timestamp()) == (
         8,
@@ -102,7 +102,9 @@ def test_a_bytes_message_round_trips() -> None:
     sent.write_bytes(b"\x00\xff")
     sent.set_jms_destination(Queue("q"))
     headers, body = frame_for_message(sent, _name_of)
-    back = message_from_frame([*headers, ("content-length", "2")], body, Queue("q"), _resolve, 0)
+    back = message_from_frame(
+        {**dict(headers), "content-length": "2"}, body, Queue("q"), _resolve, 0
+    )
     assert isinstance(back, BytesMessage) and back.get_body(bytes) == b"\x00\xff"
 
 
@@ -120,11 +122,11 @@ def test_a_header_the_mapping_cannot_read_is_refused(
     header: str, value: str, complaint: str
 ) -> None:
     with pytest.raises(MessageFormatException, match=complaint):
-        message_from_frame([(header, value)], b"", Queue("q"), _resolve, 0)
+        message_from_frame({header: value}, b"", Queue("q"), _resolve, 0)
 
 
 def test_an_unresolvable_reply_to_is_kept_as_a_header() -> None:
-    message = message_from_frame([("reply-to", "somewhere")], b"", Queue("q"), _resolve, 0)
+    message = message_from_frame({"reply-to": "somewhere"}, b"", Queue("q"), _resolve, 0)
     assert message.get_jms_reply_to() is None
     assert message.get_string_property("JMS_jms_STOMP_reply_2d_to") == "somewhere"
 

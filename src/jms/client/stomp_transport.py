@@ -353,7 +353,7 @@ class StompTransport(Transport):
                 message.set_jms_redelivered(frame.header("redelivered") == "true")
             return message
         message = message_from_frame(
-            frame.headers, frame.body, destination, self._resolve, wall_clock_ms()
+            frame.header_map(), frame.body, destination, self._resolve, wall_clock_ms()
         )
         message.set_jms_message_id(frame.header("message-id"))
         message.set_jms_redelivered(frame.header("redelivered") == "true")

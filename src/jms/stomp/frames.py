@@ -102,6 +102,15 @@ class Frame(NamedTuple):
                 return value
         return None
 
+    def header_map(self) -> dict[str, str]:
+        """Every header name with its value (the first occurrence's, as ``header`` gives)."""
+        headers = dict(self.headers)
+        if len(headers) != len(self.headers):  # a repeated header: its first value counts
+            headers = {}
+            for name, value in self.headers:
+                headers.setdefault(name, value)
+        return headers
+
     def to_bytes(self, version: Version) -> bytes:
         """The frame on the wire in ``version``, ending with NUL (see ``encode_frame``)."""
         return encode_frame(self.command, self.headers, self.body, version)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -173,7 +173,7 @@ def _priority_header(value: str) -> int:
 
 
 def message_from_frame(
-    frame_headers: Sequence[tuple[str, str]],
+    headers: Mapping[str, str],
     body: bytes,
     destination: Destination,
     resolve: Callable[[str], Destination],
@@ -181,7 +181,8 @@ def message_from_frame(
     localize: Callable[[Destination], Destination] | None = None,
     new_id: Callable[[], str] | None = None,
 ) -> Message:
-    """The message a SEND (or another broker's MESSAGE) frame carries, sent to ``destination``.
+    """The message a SEND (or another broker's MESSAGE) frame carries, sent to ``destination``;
+    ``headers`` are the frame's by name (``Frame.header_map()``).
 
     ``resolve`` turns a ``reply-to`` value into a destination (raising
     ``InvalidDestinationException`` for one it cannot; the value is then kept as the
@@ -192,11 +193,6 @@ def message_from_frame(
     connection's own name for a temporary destination to the broker's). A plain frame's message
     gets ``new_id()`` as its JMSMessageID when ``new_id`` is given (a codec body keeps its own).
     """
-    headers = dict(frame_headers)
-    if len(headers) != len(frame_headers):  # a repeated header: its first value counts
-        headers = {}
-        for name, value in frame_headers:
-            headers.setdefault(name, value)
     if headers.get("content-type") == JMS_MESSAGE_CONTENT_TYPE:
         message = decode(body)
         message._destination = destination

@@ -887,8 +887,8 @@ class _ClientConnection(asyncio.Protocol):
     # -- frame handlers ------------------------------------------------------------------------
 
     def _on_send(self, frame: Frame) -> None:
-        text = frame.header("destination")
-        assert text is not None  # required header
+        headers = frame.header_map()
+        text = headers["destination"]  # required header
         if text.startswith(_ADMIN_PREFIX):
             self._admin(frame, text[len(_ADMIN_PREFIX) :])
             return
@@ -896,7 +896,7 @@ class _ClientConnection(asyncio.Protocol):
         self._authorize(Action.SEND, destination)
         # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
         message = message_from_frame(
-            frame.headers,
+            headers,
             frame.body,
             destination,
             self._resolve_reply_to,
@@ -906,7 +906,7 @@ class _ClientConnection(asyncio.Protocol):
         )
         broker_id = self._broker_id
         assert broker_id is not None
-        self._broker.send(broker_id, message, self._transaction_id(frame))
+        self._broker.send(broker_id, message, self._transaction_named(headers.get("transaction")))
         self._counters.messages_received += 1
 
     def _resolve_reply_to(self, text: str) -> Destination:
@@ -916,7 +916,9 @@ class _ClientConnection(asyncio.Protocol):
         return f"ID:{self._session_id}:{next(self._message_ids)}"
 
     def _transaction_id(self, frame: Frame) -> int | None:
-        name = frame.header("transaction")
+        return self._transaction_named(frame.header("transaction"))
+
+    def _transaction_named(self, name: str | None) -> int | None:
         if name is None:
             return None
         transaction = self._transactions.get(name)
