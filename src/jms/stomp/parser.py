@@ -77,6 +77,13 @@ class _Expecting(Enum):
     BODY = auto()
 
 
+# Bound once: an Enum member looked up through its class costs ~50 ns, on every frame.
+_COMMAND: Final = _Expecting.COMMAND
+_HEADER_SECTION: Final = _Expecting.HEADER_SECTION
+_BODY: Final = _Expecting.BODY
+_V1_0: Final = Version.V1_0
+
+
 class FrameParser:
     """Parses the frames one peer sends, incrementally. See the module docstring."""
 
@@ -88,8 +95,6 @@ class FrameParser:
     ) -> None:
         self.sender = sender
         self.limits = limits
-        # The version whose escaping applies to frames other than CONNECT/STOMP/CONNECTED; set it
-        # when negotiation decides. Before that, headers read verbatim as in STOMP 1.0.
         self.version = version
         # Each command the sender may send, to itself: the frames carry these very strings.
         self._commands = {
@@ -98,9 +103,13 @@ class FrameParser:
         }
         self._other_side_commands = SERVER_COMMANDS if sender is Role.CLIENT else CLIENT_COMMANDS
         self._buffer = bytearray()
+        # Where the bytes not yet read start. Only the one-pass path leaves it past 0: a frame
+        # read in one pass moves it, and the bytes before it are deleted (_compact) when the
+        # next chunk comes or the general path takes over, not once per frame.
+        self._pos = 0
         self._buffer_offset = 0  # stream offset of _buffer[0], for error messages
         self._scanned = 0  # where to search the buffer next (for a line end, blank line or NUL)
-        self._expecting = _Expecting.COMMAND
+        self._expecting = _COMMAND
         self._error: StompProtocolError | None = None
         # The frame being read.
         self._frame_offset = 0
@@ -112,9 +121,20 @@ class FrameParser:
         self._content_length: int | None = None
 
     @property
+    def version(self) -> Version:
+        """The version whose escaping applies to frames other than CONNECT/STOMP/CONNECTED; set
+        it when negotiation decides. Before that, headers read verbatim as in STOMP 1.0."""
+        return self._version
+
+    @version.setter
+    def version(self, version: Version) -> None:
+        self._version = version
+        self._unescaping = version is not _V1_0  # what the version means, once, not per frame
+
+    @property
     def buffered_bytes(self) -> int:
         """How many bytes wait for the rest of their frame (or for the next iteration)."""
-        return len(self._buffer)
+        return len(self._buffer) - self._pos
 
     def feed(self, data: bytes) -> Iterator[Frame | HeartBeat]:
         """Take ``data`` and iterate over the events it completes, parsing each when asked for.
@@ -124,6 +144,7 @@ class FrameParser:
         """
         if self._error is not None:
             raise self._error
+        self._compact()
         self._buffer += data
         return self._events()
 
@@ -141,19 +162,22 @@ class FrameParser:
         if self._error is not None:
             raise self._error
         try:
-            if self._expecting is _Expecting.COMMAND:
+            if self._expecting is _COMMAND:
                 buffer = self._buffer
-                if not buffer:
+                pos = self._pos
+                if pos == len(buffer):
                     return None
-                if buffer[0] == _LF or buffer[0] == _CR:
+                if buffer[pos] == _LF or buffer[pos] == _CR:
+                    self._compact()
                     return self._read_heart_beat()
                 frame = self._read_whole_frame()
                 if frame is not None:
                     return frame
-                if self._expecting is _Expecting.BODY:
+                if self._expecting is _BODY:
                     return None  # its headers are read, its body is still arriving
+                self._compact()
                 self._start_frame()
-            if self._expecting is _Expecting.HEADER_SECTION and not self._read_header_section():
+            if self._expecting is _HEADER_SECTION and not self._read_header_section():
                 return None
             return self._read_body()
         except StompProtocolError as error:
@@ -175,7 +199,7 @@ class FrameParser:
         )
 
     def _read_whole_frame(self) -> Frame | None:
-        """The frame the buffer starts with, read in one pass when its header section is all
+        """The frame at the read position, read in one pass when its header section is all
         there and plain: LF end-of-lines, UTF-8 header lines well within the limits, only the
         escapes its version defines, a content-length its command and the limit allow. When
         its body is still arriving, the general path waits for it (``_await_body``). None for
@@ -184,14 +208,16 @@ class FrameParser:
         refusal of. What this reads, the general path would read identically: the property
         tests hold the two equal."""
         buffer = self._buffer
+        pos = self._pos
         limits = self.limits
         # Not a search for LF LF alone: past a CR LF blank line it would scan on into the bodies.
-        blank_line = _BLANK_LINE.search(buffer, 0, limits.max_header_section_bytes)
+        blank_line = _BLANK_LINE.search(buffer, pos, pos + limits.max_header_section_bytes)
         if blank_line is None:
             return None
         section_end = blank_line.end()  # where the body starts
+        section_bytes = blank_line.start() - pos  # the header section without its blank line
         try:
-            text = buffer[: blank_line.start()].decode("utf-8")
+            text = buffer[pos : blank_line.start()].decode("utf-8")
         except UnicodeDecodeError:
             return None
         if section_end - blank_line.start() != 2 or "\r" in text:
@@ -202,7 +228,7 @@ class FrameParser:
             return None
         if len(text) > (
             limits.max_header_line_bytes
-            if len(text) == blank_line.start()
+            if len(text) == section_bytes
             else limits.max_header_line_bytes // 4  # not all ASCII: up to 4 bytes a character
         ):
             return None  # some line might be too long: the general path measures each
@@ -218,8 +244,8 @@ class FrameParser:
                 # count either way.
                 content_length = value
             headers.append((name, value))
-        version = self.version
-        if "\\" in text and version is not Version.V1_0 and command not in UNESCAPED_COMMANDS:
+        if "\\" in text and self._unescaping and command not in UNESCAPED_COMMANDS:
+            version = self._version
             try:
                 headers = [
                     (unescape_header(name, version), unescape_header(value, version))
@@ -251,9 +277,8 @@ class FrameParser:
             return None
         if buffer[end] != _NUL:
             return None
-        frame = Frame(command, tuple(headers), bytes(buffer[section_end:end]))
-        self._consume(end + 1)
-        return frame
+        self._pos = end + 1
+        return Frame(command, tuple(headers), bytes(buffer[section_end:end]))
 
     def _await_body(
         self,
@@ -263,17 +288,19 @@ class FrameParser:
         section_end: int,
     ) -> None:
         """Leave a frame whose header section was read in one pass, and whose body is still
-        arriving, to the general path: as if it had read that header section itself."""
-        self._frame_offset = self._buffer_offset
+        arriving, to the general path: as if it had read that header section itself.
+        ``section_end`` is where the body starts in the buffer."""
+        self._frame_offset = self._buffer_offset + self._pos
+        self._pos = section_end
+        self._compact()
         self._command = command
         self._headers = headers
         self._content_length = content_length
-        self._expecting = _Expecting.BODY
+        self._expecting = _BODY
         self._scanned = 0
-        self._consume(section_end)
 
     def _start_frame(self) -> None:
-        self._expecting = _Expecting.HEADER_SECTION
+        self._expecting = _HEADER_SECTION
         self._frame_offset = self._buffer_offset
         self._command = ""
         self._headers = []
@@ -333,7 +360,7 @@ class FrameParser:
                 )
             self._fail(f"unknown command {quote(line)}")
         self._command = command
-        self._escaped = self.version is not Version.V1_0 and command not in UNESCAPED_COMMANDS
+        self._escaped = self._unescaping and command not in UNESCAPED_COMMANDS
 
     def _read_headers(self, section: bytes) -> None:
         """Read the header lines of a whole header section (never empty: a blank line ends it)
@@ -341,7 +368,7 @@ class FrameParser:
         limits = self.limits
         max_line_bytes = limits.max_header_line_bytes
         escaped = self._escaped
-        version = self.version
+        version = self._version
         headers = self._headers
         for number, line in enumerate(section.split(b"\n"), 1):
             if line[-1] == _CR:
@@ -375,7 +402,7 @@ class FrameParser:
             headers.append((name, value))
 
     def _end_header_section(self) -> None:
-        self._expecting = _Expecting.BODY
+        self._expecting = _BODY
         self._scanned = 0
         self._content_length = None
         for name, value in self._headers:
@@ -425,13 +452,20 @@ class FrameParser:
                 self._fail(f"the body exceeds {self.limits.max_body_bytes} bytes")
         frame = Frame(self._command, tuple(self._headers), bytes(buffer[:end]))
         self._consume(end + 1)
-        self._expecting = _Expecting.COMMAND
+        self._expecting = _COMMAND
         self._headers = []
         return frame
 
     def _consume(self, count: int) -> None:
         del self._buffer[:count]
         self._buffer_offset += count
+
+    def _compact(self) -> None:
+        """Delete the bytes the one-pass path has read (cheap: CPython deletes the start of a
+        bytearray without moving the rest), so that the buffer starts where reading goes on."""
+        if self._pos:
+            self._consume(self._pos)
+            self._pos = 0
 
     def _fail(self, what: str) -> NoReturn:
         where = f"{self._command} frame" if self._command else "frame"
