@@ -323,6 +323,11 @@ def frame_for_message(
 
 
 _REMEMBERED_PROPERTY_HEADERS: Final = 1024  # per MessageFrames
+# Enum members looked up once: an attribute of an Enum class costs a lookup on every use.
+_V1_0: Final = Version.V1_0
+_V1_1: Final = Version.V1_1
+_PERSISTENT: Final = DeliveryMode.PERSISTENT
+_PERSISTENT_LINE: Final = "persistent:true\n"
 
 
 class MessageFrames:
@@ -373,28 +378,29 @@ class MessageFrames:
         """The MESSAGE frame for ``message``; ``destination_name`` replaces the subscription's
         when the message went to another destination than the one subscribed to."""
         version = self._version
-        if version is Version.V1_0:
+        if version is _V1_0:
             return self._general(message, message_id, ack, destination_name)
-        lines = [self._start, f"message-id:{escape_header(message_id, version)}\n"]
-        if destination_name is None:
-            lines.append(self._destination_line)
-        else:
-            lines.append(f"destination:{escape_header(destination_name, version)}\n")
-        if ack is not None:
-            lines.append(f"ack:{ack}\n")
-        if isinstance(message, TextMessage):
+        if isinstance(message, BytesMessage):
+            body = message._content()
+            kind = "amq-msg-type:bytes\n"
+        elif isinstance(message, TextMessage):
             text = message.get_text()
             body = b"" if text is None else text.encode("utf-8", "surrogatepass")
-            lines.append("amq-msg-type:text\n")
-        elif isinstance(message, BytesMessage):
-            body = message._content()
-            lines.append("amq-msg-type:bytes\n")
+            kind = "amq-msg-type:text\n"
         else:
             body = encode(message)
-            lines.append(f"content-type:{JMS_MESSAGE_CONTENT_TYPE}\n")
-        if message._delivery_mode == DeliveryMode.PERSISTENT:
-            lines.append("persistent:true\n")
+            kind = f"content-type:{JMS_MESSAGE_CONTENT_TYPE}\n"
+        if destination_name is None:
+            destination_line = self._destination_line
+        else:
+            destination_line = f"destination:{escape_header(destination_name, version)}\n"
+        lines = [
+            f"{self._start}message-id:{escape_header(message_id, version)}\n{destination_line}"
+        ]
+        if ack is not None:
+            lines.append(f"ack:{ack}\n")
         lines.append(
+            f"{kind}{_PERSISTENT_LINE if message._delivery_mode == _PERSISTENT else ''}"
             f"priority:{message._priority}\nexpires:{message._expiration}\n"
             f"timestamp:{message._timestamp}\n"
         )
@@ -422,7 +428,7 @@ class MessageFrames:
             lines.append(f"content-length:{len(body)}\n")
         lines.append("\n")
         head = "".join(lines)
-        if "\n:" in head or (version is Version.V1_1 and "\r\n" in head):
+        if "\n:" in head or (version is _V1_1 and "\r\n" in head):
             # An empty header name, or a value ending in a carriage return that 1.1 cannot
             # escape: the general encoder names the header it refuses.
             return self._general(message, message_id, ack, destination_name)
