@@ -271,6 +271,7 @@ def test_each_refused_header_line_is_refused_alike(line: bytes, version: Version
         b"ACK\nid:1\n\nx\x00",
         b"SEND\ncontent-length:1\ncontent-length:3\n\na\x00b\x00",  # the first one counts
         b"SEND\ncontent-length:3\n\nabcd\x00",  # no NUL where content-length says
+        b"SEND\n\na\x00SEND\ncontent-length:3\n\nabcd\x00",  # the same, after a frame read
         b"SEND\n\nab\x00c\x00",  # the body ends at the first NUL
         b"CONNECT\nlogin:a\\cb\\\\\n\n\x00SEND\nk:a\\cb\n\n\x00",  # CONNECT is verbatim
     ],

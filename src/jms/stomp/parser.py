@@ -214,13 +214,12 @@ class FrameParser:
         blank_line = _BLANK_LINE.search(buffer, pos, pos + limits.max_header_section_bytes)
         if blank_line is None:
             return None
-        section_end = blank_line.end()  # where the body starts
-        section_bytes = blank_line.start() - pos  # the header section without its blank line
+        blank_line_start, section_end = blank_line.span()  # the body starts at section_end
         try:
-            text = buffer[pos : blank_line.start()].decode("utf-8")
+            text = buffer[pos:blank_line_start].decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if section_end - blank_line.start() != 2 or "\r" in text:
+        if section_end - blank_line_start != 2 or "\r" in text:
             return None
         lines = text.split("\n")
         command = self._commands.get(lines[0])
@@ -228,7 +227,7 @@ class FrameParser:
             return None
         if len(text) > (
             limits.max_header_line_bytes
-            if len(text) == section_bytes
+            if len(text) == blank_line_start - pos
             else limits.max_header_line_bytes // 4  # not all ASCII: up to 4 bytes a character
         ):
             return None  # some line might be too long: the general path measures each
