@@ -61,6 +61,11 @@ def test_a_lone_carriage_return_between_frames_is_refused() -> None:
         parse(b"\rSEND\n\n\x00")
 
 
+def test_a_lone_carriage_return_after_frames_and_heart_beats_names_its_own_offset() -> None:
+    with pytest.raises(StompProtocolError, match="at byte 10: a carriage return between frames"):
+        parse(b"SEND\n\nab\x00\n\rSEND\n\n\x00")
+
+
 @pytest.mark.parametrize(
     "data",
     [

@@ -103,9 +103,9 @@ class FrameParser:
         }
         self._other_side_commands = SERVER_COMMANDS if sender is Role.CLIENT else CLIENT_COMMANDS
         self._buffer = bytearray()
-        # Where the bytes not yet read start. Only the one-pass path leaves it past 0: a frame
-        # read in one pass moves it, and the bytes before it are deleted (_compact) when the
-        # next chunk comes or the general path takes over, not once per frame.
+        # Where the bytes not yet read start. Only reading between frames leaves it past 0: a
+        # frame read in one pass or a heart-beat moves it, and the bytes before it are deleted
+        # (_compact) when the next chunk comes or the general path takes over, not per frame.
         self._pos = 0
         self._buffer_offset = 0  # stream offset of _buffer[0], for error messages
         self._scanned = 0  # where to search the buffer next (for a line end, blank line or NUL)
@@ -168,7 +168,6 @@ class FrameParser:
                 if pos == len(buffer):
                     return None
                 if buffer[pos] == _LF or buffer[pos] == _CR:
-                    self._compact()
                     return self._read_heart_beat()
                 frame = self._read_whole_frame()
                 if frame is not None:
@@ -185,17 +184,21 @@ class FrameParser:
             raise
 
     def _read_heart_beat(self) -> HeartBeat | None:
+        # At the read position, like a frame read in one pass: a client may end every frame
+        # with an end-of-line, and it should not cost a deletion either.
         buffer = self._buffer
-        if buffer[0] == _LF:
-            self._consume(1)
+        pos = self._pos
+        if buffer[pos] == _LF:
+            self._pos = pos + 1
             return _HEART_BEAT
-        if len(buffer) < 2:
+        if len(buffer) - pos < 2:
             return None  # a CR whose LF is still to come
-        if buffer[1] == _LF:
-            self._consume(2)
+        if buffer[pos + 1] == _LF:
+            self._pos = pos + 2
             return _HEART_BEAT
         self._fail_at(
-            self._buffer_offset, "a carriage return between frames is not followed by a line feed"
+            self._buffer_offset + pos,
+            "a carriage return between frames is not followed by a line feed",
         )
 
     def _read_whole_frame(self) -> Frame | None:
