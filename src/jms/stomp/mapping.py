@@ -315,11 +315,15 @@ def frame_for_message(
     if message._type is not None:
         headers.append(("type", message._type))
     for name, value in message._properties.items():
-        header = (
-            PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
+        headers.append(
+            (_header_carrying(name), value if type(value) is str else to_java_string(value))
         )
-        headers.append((header, value if type(value) is str else to_java_string(value)))
     return headers, body
+
+
+def _header_carrying(name: str) -> str:
+    """The header that carries property ``name`` in a frame (unescaped)."""
+    return PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
 
 
 _REMEMBERED_PROPERTY_HEADERS: Final = 1024  # per MessageFrames
@@ -337,10 +341,9 @@ class MessageFrames:
     subscription_id), ("message-id", message_id), ("destination", destination_name), ("ack",
     str(ack)), *mapped), body, version)`` for ``mapped, body = frame_for_message(message,
     name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None), and raises
-    ``ValueError`` as that does. In 1.1 and
-    1.2 the frame is written straight from the message, the server's hot path: the
-    subscription's own headers are escaped once, numbers and fixed words go out as they are and
-    only text is escaped.
+    ``ValueError`` as that does. In 1.1 and 1.2 the frame is written straight from the message,
+    the server's hot path: the subscription's own headers are escaped once, numbers and fixed
+    words go out as they are and only text is escaped.
     """
 
     __slots__ = (
@@ -443,10 +446,8 @@ class MessageFrames:
         with every message; a bounded number, whatever a client sends)."""
         if len(self._property_headers) >= _REMEMBERED_PROPERTY_HEADERS:
             self._property_headers.clear()
-        header = (
-            PROPERTY_HEADER_PREFIX + name if name in _NOT_PROPERTIES else header_for_property(name)
-        )
-        escaped = self._property_headers[name] = escape_header(header, self._version)
+        escaped = escape_header(_header_carrying(name), self._version)
+        self._property_headers[name] = escaped
         return escaped
 
     def _general(

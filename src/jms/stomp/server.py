@@ -1062,7 +1062,7 @@ class _ClientConnection(asyncio.Protocol):
         in that end frame (``jms-exception``, ``message``); others get ERROR."""
         next_seq: int | None = start
         sent = 0
-        destination_name = self._name_of(subscription.destination)
+        destination_name = subscription.destination_name
         try:
             while next_seq is not None and (limit is None or sent < limit):
                 broker_id = self._broker_id
