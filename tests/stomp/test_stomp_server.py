@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import pytest
 
@@ -590,24 +591,31 @@ class _GatedCompletion(Completion):
         return self._gate.is_set()
 
 
-def test_a_receipt_waits_for_durability_without_stalling_other_clients() -> None:
+@contextmanager
+def _served_on_a_gated_store() -> Iterator[tuple[_GatedStore, ServedBroker]]:
+    """A broker on a store whose batches are durable only once ``gate`` is set, served."""
     gated = _GatedStore()
     store = DeferredStore(gated)
     broker = Broker(store, name="gated")
     try:
-        with ServedBroker(broker, store=store) as served, RawClient(served.port) as producer:
-            producer.connect()
-            producer.send(
-                "SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x"
-            )
-            _nothing_more(producer, 0.3)
-            with RawClient(served.port) as other:  # the loop is free meanwhile
-                assert other.connect().command == "CONNECTED"
-            gated.gate.set()
-            assert producer.read().header("receipt-id") == "p"
+        with ServedBroker(broker, store=store) as served:
+            yield gated, served
     finally:
         gated.gate.set()
         broker.close()
+
+
+def test_a_receipt_waits_for_durability_without_stalling_other_clients() -> None:
+    with _served_on_a_gated_store() as (gated, served), RawClient(served.port) as producer:
+        producer.connect()
+        producer.send(
+            "SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x"
+        )
+        _nothing_more(producer, 0.3)
+        with RawClient(served.port) as other:  # the loop is free meanwhile
+            assert other.connect().command == "CONNECTED"
+        gated.gate.set()
+        assert producer.read().header("receipt-id") == "p"
 
 
 # -- admin and stats ----------------------------------------------------------------------------
@@ -701,19 +709,10 @@ def test_a_receipt_follows_the_messages_its_send_caused_once_both_are_durable() 
     """A client subscribed to the queue it sends a PERSISTENT message to: the delivery is held
     until the store records it, and the SEND's RECEIPT, durable in the same batch, still comes
     after the MESSAGE."""
-    gated = _GatedStore()
-    store = DeferredStore(gated)
-    broker = Broker(store, name="gated-order")
-    try:
-        with ServedBroker(broker, store=store) as served, RawClient(served.port) as client:
-            client.connect()
-            client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
-            client.send(
-                "SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x"
-            )
-            _nothing_more(client, 0.3)
-            gated.gate.set()
-            assert [client.read().command, client.read().command] == ["MESSAGE", "RECEIPT"]
-    finally:
+    with _served_on_a_gated_store() as (gated, served), RawClient(served.port) as client:
+        client.connect()
+        client.send("SUBSCRIBE", {"destination": "/queue/a", "id": "s", "ack": "client"})
+        client.send("SEND", {"destination": "/queue/a", "persistent": "true", "receipt": "p"}, b"x")
+        _nothing_more(client, 0.3)
         gated.gate.set()
-        broker.close()
+        assert [client.read().command, client.read().command] == ["MESSAGE", "RECEIPT"]
