@@ -373,7 +373,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                     at += row.numbers_size
                     payload_lengths = row.payload_lengths.unpack_from(data, at)
                     payloads_at = at + row.payload_lengths.size
-                    at = payloads_at + sum(payload_lengths)
+                    payloads_end = at = payloads_at + sum(payload_lengths)
                     body = head.body
                     body_at = -1
                     if body == _BYTES_BODY:
@@ -401,7 +401,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                         if row.numbers_size:
                             add_numbers(data[numbers_at : numbers_at + row.numbers_size])
                         if payload_lengths:
-                            add_values(data[payloads_at:at])
+                            add_values(data[payloads_at:payloads_end])
                             add_value_lengths(payload_lengths)
                         if body == _BYTES_BODY:
                             scanned.bytes_bodies[fast_row] = data[body_at:at]

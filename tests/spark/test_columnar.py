@@ -1,0 +1,384 @@
+"""encoded_to_arrow gives exactly to_arrow(decode(...)) for every batch decode accepts, and for every
+batch it refuses the same refusal, naming the message by its index in the batch. Needs pyarrow only,
+no SparkSession."""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jms.errors import MessageFormatException
+from jms.message import (
+    BytesMessage,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    Queue,
+    StreamMessage,
+    TemporaryTopic,
+    TextMessage,
+    Topic,
+)
+from jms.message.codec import decode, encode
+from jms.spark import columnar
+from jms.spark.columnar import encoded_to_arrow
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, to_arrow
+from jms.types import Byte, Char, Double, Float, Int, Long, Short
+from tests.spark.spark_strategies import spark_messages
+from tests.strategies import messages as any_messages
+
+# --- what the general path gives --------------------------------------------------------------
+
+
+def _exact(value: Any) -> Any:
+    """``value`` from ``to_pylist`` with every float as its bits, so that NaN equals NaN and
+    -0.0 differs from 0.0 (Arrow's ``equals`` says NaN != NaN)."""
+    if isinstance(value, float):
+        return ("float", struct.pack(">d", value))
+    if isinstance(value, dict):
+        return {key: _exact(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_exact(item) for item in value)
+    return value
+
+
+def _has_nan(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, dict):
+        return any(_has_nan(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_nan(item) for item in value)
+    return False
+
+
+def _reference(encoded: list[bytes]) -> pa.Table | str:
+    """What decode then to_arrow give: the table, or the words a refusal must contain."""
+    decoded = []
+    for index, data in enumerate(encoded):
+        try:
+            decoded.append(decode(data))
+        except MessageFormatException as error:
+            return f"message {index} of the batch: {error}"
+    try:
+        return to_arrow(decoded)
+    except MessageFormatException as error:
+        return str(error)
+
+
+def _assert_same_as_reference(encoded: list[bytes]) -> None:
+    expected = _reference(encoded)
+    if isinstance(expected, str):
+        with pytest.raises(MessageFormatException) as raised:
+            encoded_to_arrow(encoded)
+        assert str(raised.value) == expected
+        return
+    actual = encoded_to_arrow(encoded)
+    assert isinstance(actual, pa.RecordBatch)
+    assert actual.schema.equals(MESSAGE_ARROW_SCHEMA)
+    assert actual.schema.equals(expected.schema)
+    actual.validate(full=True)
+    expected_rows = expected.to_pylist()
+    assert _exact(actual.to_pylist()) == _exact(expected_rows)
+    if not _has_nan(expected_rows):
+        assert pa.Table.from_batches([actual]).equals(expected.combine_chunks())
+
+
+# --- batches decode accepts -------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=st.lists(spark_messages(), max_size=6))
+def test_a_batch_of_any_messages_converts_as_to_arrow_does(messages: list[Message]) -> None:
+    _assert_same_as_reference([encode(message) for message in messages])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=st.lists(any_messages(), min_size=1, max_size=4))
+def test_lone_surrogates_anywhere_are_refused_as_to_arrow_refuses_them(
+    messages: list[Message],
+) -> None:
+    _assert_same_as_reference([encode(message) for message in messages])
+
+
+def _text_message(number: int) -> TextMessage:
+    message = TextMessage(f"body {number} é")
+    message.set_jms_message_id(f"ID:broker:{number}")
+    message.set_jms_timestamp(1_763_769_600_000 + number)
+    message.set_jms_destination(Queue("orders"))
+    message.set_jms_delivery_mode(2)
+    message.set_int_property("count", number)
+    message.set_string_property("color", "blue")
+    message.set_double_property("price", 19.99)
+    return message
+
+
+def _bytes_message(content: bytes) -> BytesMessage:
+    message = BytesMessage()
+    message.write_bytes(content)
+    message.set_jms_reply_to(TemporaryTopic("replies"))
+    message.set_jms_correlation_id_as_bytes(b"\xffid")
+    return message
+
+
+def _map_message() -> MapMessage:
+    message = MapMessage()
+    message.set_int("count", 1)
+    message.set_object("nothing", None)
+    message.set_object("initial", Char("λ"))
+    return message
+
+
+def _stream_message() -> StreamMessage:
+    message = StreamMessage()
+    for value in (Byte(-1), None, b"\x00", Float(float("nan")), "s"):
+        message.write_object(value)
+    return message
+
+
+def _every_kind() -> list[Message]:
+    """One message of each body kind, empty and null bodies, every property type."""
+    properties = Message()
+    for name, value in {
+        "flag": True,
+        "off": False,
+        "b": Byte(-128),
+        "s": Short(32767),
+        "i": Int(-(2**31)),
+        "l": Long(2**63 - 1),
+        "f": Float(0.5),
+        "d": Double(-0.0),
+        "text": "",
+        "JMSXGroupID": "g",
+        "JMSXDeliveryCount": Int(4),
+    }.items():
+        properties.set_object_property(name, value)
+    properties.set_jms_type("kind")
+    properties.set_jms_redelivered(True)
+    properties.set_jms_priority(9)
+    properties.set_jms_expiration(-1)
+    properties.set_jms_delivery_time(2**63 - 1)
+    properties.set_jms_correlation_id("corr")
+    properties.set_jms_destination(Topic("prices"))
+    return [
+        properties,
+        TextMessage(None),
+        TextMessage(""),
+        _text_message(1),
+        _bytes_message(b""),
+        _bytes_message(b"\x00\x01"),
+        ObjectMessage(),
+        ObjectMessage({"order": [1, 2]}),
+        MapMessage(),
+        _map_message(),
+        StreamMessage(),
+        _stream_message(),
+    ]
+
+
+def test_every_kind_of_message_alone_and_all_together() -> None:
+    messages = _every_kind()
+    for message in messages:
+        _assert_same_as_reference([encode(message)])
+    _assert_same_as_reference([encode(message) for message in messages])
+    _assert_same_as_reference([encode(message) for message in reversed(messages)])
+
+
+def test_an_empty_batch_is_an_empty_batch_in_the_schema() -> None:
+    batch = encoded_to_arrow([])
+    assert batch.num_rows == 0
+    assert batch.schema.equals(MESSAGE_ARROW_SCHEMA)
+    _assert_same_as_reference([])
+
+
+def test_the_delivery_count_has_its_own_column() -> None:
+    message = _text_message(7)
+    message.set_object_property("JMSXDeliveryCount", Int(3))
+    [row] = encoded_to_arrow([encode(message)]).to_pylist()
+    assert row["delivery_count"] == 3
+    assert [name for name, _ in row["properties"]] == ["count", "color", "price"]
+
+
+def test_text_bytes_object_and_plain_messages_never_go_through_decode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The common shapes are read by the loop, not by decode (which builds Message objects)."""
+    messages = [
+        message for message in _every_kind() if not isinstance(message, MapMessage | StreamMessage)
+    ]
+    expected = _reference([encode(message) for message in messages])
+
+    def refuse(data: bytes) -> Message:
+        raise AssertionError("decode called on a message the fast path reads")
+
+    monkeypatch.setattr(columnar, "decode", refuse)
+    actual = encoded_to_arrow([encode(message) for message in messages])
+    assert isinstance(expected, pa.Table)
+    assert _exact(actual.to_pylist()) == _exact(expected.to_pylist())
+
+
+# --- batches decode refuses -------------------------------------------------------------------
+
+
+def _samples() -> list[bytes]:
+    return [encode(message) for message in _every_kind()]
+
+
+@pytest.mark.parametrize("sample", range(len(_every_kind())))
+def test_every_truncation_is_refused_with_the_index_of_the_message(sample: int) -> None:
+    good = encode(_text_message(0))
+    data = _samples()[sample]
+    for size in range(len(data)):
+        with pytest.raises(MessageFormatException, match=r"^message 1 of the batch: cannot decode"):
+            encoded_to_arrow([good, data[:size], good])
+        _assert_same_as_reference([good, data[:size]])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    sample=st.integers(0, len(_every_kind()) - 1),
+    flips=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=3),
+    where=st.integers(0, 2),
+)
+def test_flipped_bytes_give_the_same_batch_or_the_same_refusal(
+    sample: int, flips: list[tuple[int, int]], where: int
+) -> None:
+    data = bytearray(_samples()[sample])
+    for position, value in flips:
+        data[position % len(data)] = value
+    batch = [encode(_text_message(number)) for number in range(2)]
+    batch.insert(where, bytes(data))
+    _assert_same_as_reference(batch)
+
+
+def _forged(change: Callable[[bytearray], None], message: Message) -> bytes:
+    data = bytearray(encode(message))
+    change(data)
+    return bytes(data)
+
+
+def _replace(old: bytes, new: bytes) -> Callable[[bytearray], None]:
+    def change(data: bytearray) -> None:
+        position = data.rindex(old)
+        data[position : position + len(old)] = new
+
+    return change
+
+
+def _with_properties(**values: Any) -> Message:
+    message = Message()
+    for name, value in values.items():
+        message.set_object_property(name, value)
+    return message
+
+
+def _with_text_to(name: str) -> TextMessage:
+    message = TextMessage("x")
+    message.set_jms_destination(Queue(name))
+    return message
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (
+            _forged(
+                _replace(struct.pack(">q", 100), struct.pack(">q", 300)),
+                _with_properties(b=Byte(100)),
+            ),
+            "300 is out of range for Byte",
+        ),
+        (
+            _forged(
+                _replace(struct.pack(">q", 7), struct.pack(">q", 2**31)),
+                _with_properties(JMSXDeliveryCount=Int(7)),
+            ),
+            "out of range for Int",
+        ),
+        (
+            _forged(
+                _replace(struct.pack(">d", 0.5), struct.pack(">d", 0.1)),
+                _with_properties(f=Float(0.5)),
+            ),
+            "0.1 is not a 32-bit float",
+        ),
+        (
+            _forged(
+                # lengths (6, 1) of "orders" and "x" become (0, 7)
+                _replace(b"\0\0\0\x06\0\0\0\x01", b"\0\0\0\0\0\0\0\x07"),
+                _with_text_to("orders"),
+            ),
+            "JMSDestination has an empty name",
+        ),
+        (
+            _forged(_replace(b"blue", b"bl\xffe"), _with_properties(color="blue")),
+            "codec can't decode byte 0xff",
+        ),
+        (
+            _forged(_replace(b"color", b"co or"), _with_properties(color="blue")),
+            "not a selector identifier",
+        ),
+        (
+            _forged(lambda data: data.append(0), TextMessage("x")),
+            "1 unexpected bytes after the body",
+        ),
+    ],
+    ids=[
+        "byte-out-of-range",
+        "delivery-count-out-of-range",
+        "float-not-32-bit",
+        "empty-destination-name",
+        "invalid-utf8",
+        "invalid-property-name",
+        "trailing-byte",
+    ],
+)
+def test_a_forged_value_is_refused_with_decodes_reason(data: bytes, reason: str) -> None:
+    good = encode(_text_message(0))
+    with pytest.raises(MessageFormatException) as raised:
+        encoded_to_arrow([good, good, data])
+    assert str(raised.value).startswith("message 2 of the batch: cannot decode message")
+    assert reason in str(raised.value)
+    _assert_same_as_reference([good, good, data])
+
+
+def test_the_first_refused_message_is_named_even_when_the_loop_reads_it() -> None:
+    """A message refused only by the bulk checks after the loop, before one decode refuses."""
+    out_of_range = _forged(
+        _replace(struct.pack(">q", 100), struct.pack(">q", 300)), _with_properties(b=Byte(100))
+    )
+    with pytest.raises(MessageFormatException, match=r"^message 0 of the batch: .*out of range"):
+        encoded_to_arrow([out_of_range, b"garbage"])
+
+
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        (TextMessage("ok\ud800"), "message 1: text holds"),
+        (_with_properties(name="\udfff"), "message 1: properties['name'].string holds"),
+        (_with_text_to("q\ud800"), "message 1: destination holds"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_message_and_field(message: Message, where: str) -> None:
+    with pytest.raises(MessageFormatException, match="lone UTF-16 surrogate") as raised:
+        encoded_to_arrow([encode(_text_message(0)), encode(message)])
+    assert where in str(raised.value)
+
+
+def test_input_that_is_not_bytes_is_refused_with_its_index() -> None:
+    with pytest.raises(
+        MessageFormatException, match=r"^message 1 of the batch: decode takes bytes, got str"
+    ):
+        encoded_to_arrow([encode(_text_message(0)), "text"])  # type: ignore[list-item]
+
+
+def test_bytearray_and_memoryview_are_read_as_decode_reads_them() -> None:
+    data = encode(_text_message(3))
+    _assert_same_as_reference([bytearray(data), memoryview(data), data])  # type: ignore[list-item]
