@@ -156,6 +156,9 @@ class _Row:
 
     number: int
     head: _Head
+    name_lengths: bytes  # as they travel: a message has this shape if its bytes hold these three
+    names: bytes
+    tags: bytes
     numbers_size: int  # bytes of the int64 and float64 payloads
     payload_lengths: struct.Struct  # the lengths of the String property values
     entries: tuple[_Entry, ...]
@@ -182,6 +185,7 @@ class _Head:
     redelivered: bool
     body_type: str
     rows: dict[tuple[bytes, bytes, bytes], _Row | None] = field(default_factory=dict)
+    last_row: _Row | None = None  # the shape of the last message with this head
 
 
 def _kind_fits(kind: int, present: int) -> bool:
@@ -292,6 +296,9 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
     return _Row(
         number=number,
         head=head,
+        name_lengths=name_lengths,
+        names=names,
+        tags=tags,
         numbers_size=8 * len(number_slot),
         payload_lengths=struct.Struct(f">{len(strings)}I"),
         entries=tuple(entries),
@@ -300,114 +307,103 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
 
 
 _UNSEEN: Final = object()
-_NO_PROPERTIES: Final = (b"", b"", b"")
 
 
 @dataclass(slots=True)
 class _Scanned:
-    """What the loop kept of the messages it read, the *fast rows*, in batch order; and the
-    messages ``decode`` read, with their index in the batch."""
+    """The messages the loop read (the *fast rows*, in batch order) with what the loop learnt of
+    each, and the messages ``decode`` read, with their index in the batch."""
 
     rows: list[_Row] = field(default_factory=list)  # the batch's shapes, by number
     shapes: list[int] = field(default_factory=list)  # per fast row: its shape's number
-    times: list[bytes] = field(default_factory=list)  # per fast row: its three big-endian times
-    strings: list[bytes] = field(default_factory=list)  # per fast row: its string column
+    messages: list[bytes] = field(default_factory=list)  # per fast row: its bytes
+    # Per fast row, the lengths of its strings: header strings and property names, then the
+    # String property values.
     string_lengths: list[int] = field(default_factory=list)
-    numbers: list[bytes] = field(default_factory=list)  # int64 and float64 property payloads
-    values: list[bytes] = field(default_factory=list)  # String property payloads
-    value_lengths: list[int] = field(default_factory=list)
     correlation_bytes: dict[int, bytes] = field(default_factory=dict)  # by fast row
-    bytes_bodies: dict[int, bytes] = field(default_factory=dict)
-    object_bodies: dict[int, bytes] = field(default_factory=dict)
     general: list[tuple[int, Message]] = field(default_factory=list)
+
+
+def _find_row(
+    rows: list[_Row], head: _Head, data: bytes, lengths: tuple[int, ...], names_end: int, at: int
+) -> _Row | None:
+    """The shape of a message whose head is ``head``, from its property names (ending at
+    ``names_end``) and tags (at ``at``): remembered, or made and validated."""
+    count = head.property_count
+    names_size = sum(lengths[len(lengths) - count :])
+    key = (
+        data[head.name_lengths_at : head.strings_at],
+        data[names_end - names_size : names_end],
+        data[at : at + count],
+    )
+    row = head.rows.get(key, _UNSEEN)
+    if row is _UNSEEN:
+        row = head.rows[key] = _row(len(rows), head, *key)
+        if row is not None:
+            rows.append(row)
+    return row  # type: ignore[return-value]
 
 
 def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     """Read what the loop can read and ``decode`` the rest; None when ``decode`` refuses one."""
     scanned = _Scanned()
-    heads: dict[tuple[bytes, int], Any] = {}
+    heads: dict[tuple[bytes, int], _Head | None] = {}
     rows = scanned.rows
-    # Bound methods, looked up once: this loop runs per message.
+    # Looked up once, not per message.
+    unpack_shape = _SHAPE.unpack_from
+    unpack_u32 = _U32.unpack_from
+    fixed_size = _FIXED_SIZE
+    unseen = _UNSEEN
     add_shape = scanned.shapes.append
-    add_times = scanned.times.append
-    add_strings = scanned.strings.append
-    add_string_lengths = scanned.string_lengths.extend
-    add_numbers = scanned.numbers.append
-    add_values = scanned.values.append
-    add_value_lengths = scanned.value_lengths.extend
+    add_message = scanned.messages.append
+    add_lengths = scanned.string_lengths.extend
     for index, data in enumerate(messages):
-        if type(data) is bytes and len(data) >= _FIXED_SIZE:
-            size = len(data)
-            shape, property_count = _SHAPE.unpack_from(data)
-            head = heads.get((shape, property_count), _UNSEEN)
-            if head is _UNSEEN:
-                head = heads[shape, property_count] = _head(shape, property_count)
+        if type(data) is bytes:
             try:
-                row = None if head is None else _UNSEEN
+                shape, property_count = unpack_shape(data)
+                head = heads.get((shape, property_count), unseen)
+                if head is unseen:
+                    head = heads[shape, property_count] = _head(shape, property_count)
                 if head is not None:
-                    lengths = head.string_lengths.unpack_from(data, _FIXED_SIZE)
-                    strings_end = head.strings_at + sum(lengths)
-                    at = strings_end
+                    lengths = head.string_lengths.unpack_from(data, fixed_size)
+                    at = strings_end = head.strings_at + sum(lengths)
                     if head.correlation_bytes:
-                        (correlation_length,) = _U32.unpack_from(data, at)
-                        correlation_at = at + 4
-                        at = correlation_at + correlation_length
-                    if property_count:
-                        tags_at = at
-                        at += property_count
-                        names_at = strings_end - sum(lengths[-property_count:])
-                        row_key = (
-                            data[head.name_lengths_at : head.strings_at],
-                            data[names_at:strings_end],
-                            data[tags_at:at],
-                        )
-                    else:
-                        row_key = _NO_PROPERTIES
-                    row = head.rows.get(row_key, _UNSEEN)
-                    if row is _UNSEEN:
-                        row = head.rows[row_key] = _row(len(rows), head, *row_key)
-                        if row is not None:
-                            rows.append(row)
-                if row is not None:
-                    numbers_at = at
-                    at += row.numbers_size
-                    payload_lengths = row.payload_lengths.unpack_from(data, at)
-                    payloads_at = at + row.payload_lengths.size
-                    payloads_end = at = payloads_at + sum(payload_lengths)
-                    body = head.body
-                    body_at = -1
-                    if body == _BYTES_BODY:
-                        (body_length,) = _U32.unpack_from(data, at)
-                        body_at = at + 4
-                        at = body_at + body_length
-                    elif body == _OBJECT_BODY:
-                        present = data[at] if at < size else -1
-                        if present == 1:
-                            (body_length,) = _U32.unpack_from(data, at + 1)
-                            body_at = at + 5
-                            at = body_at + body_length
-                        else:
-                            at += 1 if present == 0 else size + 1  # not 0 or 1: refused
-                    if at == size:
-                        fast_row = len(scanned.shapes)
-                        add_shape(row.number)
-                        add_times(data[_TIMES])
-                        add_strings(data[head.strings_at : strings_end])
-                        add_string_lengths(lengths)
-                        if head.correlation_bytes:
-                            scanned.correlation_bytes[fast_row] = data[
-                                correlation_at : correlation_at + correlation_length
-                            ]
-                        if row.numbers_size:
-                            add_numbers(data[numbers_at : numbers_at + row.numbers_size])
-                        if payload_lengths:
-                            add_values(data[payloads_at:payloads_end])
-                            add_value_lengths(payload_lengths)
+                        (correlation_length,) = unpack_u32(data, at)
+                        at += 4 + correlation_length
+                    row = head.last_row
+                    # Most messages have the shape of the one before: three comparisons in
+                    # place tell, without slicing anything.
+                    if not (
+                        row is not None
+                        and data.startswith(row.name_lengths, head.name_lengths_at)
+                        and data.startswith(row.names, strings_end - len(row.names))
+                        and data.startswith(row.tags, at)
+                    ):
+                        row = head.last_row = _find_row(rows, head, data, lengths, strings_end, at)
+                    if row is not None:
+                        at += property_count + row.numbers_size
+                        payload_lengths = row.payload_lengths.unpack_from(data, at)
+                        at += row.payload_lengths.size + sum(payload_lengths)
+                        body = head.body
                         if body == _BYTES_BODY:
-                            scanned.bytes_bodies[fast_row] = data[body_at:at]
-                        elif body_at >= 0:
-                            scanned.object_bodies[fast_row] = data[body_at:at]
-                        continue
+                            at += 4 + unpack_u32(data, at)[0]
+                        elif body == _OBJECT_BODY:
+                            present = data[at] if at < len(data) else -1
+                            if present == 1:
+                                at += 5 + unpack_u32(data, at + 1)[0]
+                            else:
+                                at += 1 if present == 0 else len(data)  # else refused
+                        if at == len(data):
+                            if head.correlation_bytes:
+                                scanned.correlation_bytes[len(scanned.shapes)] = data[
+                                    strings_end + 4 : strings_end + 4 + correlation_length
+                                ]
+                            add_shape(row.number)
+                            add_message(data)
+                            add_lengths(lengths)
+                            if payload_lengths:
+                                add_lengths(payload_lengths)
+                            continue
             except struct.error:
                 pass  # cut short: decode says where
         try:
@@ -418,33 +414,9 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     return scanned
 
 
-def _string_array(blobs: list[bytes], lengths: list[int]) -> pa.Array | None:
-    """The strings of ``lengths`` in the joined ``blobs``, or None if one is not UTF-8 (a lone
-    surrogate included: Spark strings cannot hold one)."""
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
-    raw = pa.Array.from_buffers(
-        pa.large_binary(),
-        len(lengths),
-        [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(blobs))],
-    )
-    try:
-        return raw.cast(pa.large_string())
-    except pa.ArrowInvalid:
-        return None
-
-
-def _gather(strings: pa.Array, positions: np.ndarray, absent: np.ndarray | None) -> pa.Array:
-    """The strings at ``positions`` as a ``string`` array, null where ``absent``."""
-    indices = pa.array(positions, type=pa.int64(), mask=absent)
-    return strings.take(indices).cast(pa.string())
-
-
-def _numbers_at(values: np.ndarray, positions: np.ndarray, absent: np.ndarray) -> np.ndarray:
-    """``values[positions]``, 0 where ``absent`` (whose positions point nowhere)."""
-    if absent.all():
-        return np.zeros(len(positions), dtype=values.dtype)
-    return np.where(absent, 0, values[np.where(absent, 0, positions)])
+class _GeneralPath(Exception):
+    """A bulk check found a value ``decode`` or ``to_arrow`` refuses: the batch goes through the
+    general path, which says what and where."""
 
 
 def _bases(counts: np.ndarray) -> np.ndarray:
@@ -452,168 +424,251 @@ def _bases(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(counts) - counts
 
 
-def _sparse(values: dict[int, bytes], count: int) -> pa.Array:
-    """A binary column of ``count`` rows, null but where ``values`` (by row) says otherwise."""
-    if not values:
-        return pa.nulls(count, pa.binary())
-    column: list[bytes | None] = [None] * count
-    for position, value in values.items():
-        column[position] = value
-    return pa.array(column, type=pa.binary())
-
-
-def _properties(
-    scanned: _Scanned,
-    shapes: np.ndarray,
-    strings: pa.Array,
-    string_bases: np.ndarray,
-    integers: np.ndarray,
-    floating: np.ndarray,
-    number_bases: np.ndarray,
-) -> pa.Array | None:
-    """The ``properties`` column of the fast rows, or None if a value is one ``decode`` refuses."""
-    rows = scanned.rows
-    values = _string_array(scanned.values, scanned.value_lengths)
-    if values is None:
-        return None
-    value_bases = _bases(np.asarray([row.payload_lengths.size // 4 for row in rows])[shapes])
-    entries = [entry for row in rows for entry in row.entries]
-    shape_counts = np.asarray([len(row.entries) for row in rows], dtype=np.int64)
-    entry_counts = shape_counts[shapes]
-    offsets = np.zeros(len(shapes) + 1, dtype=np.int64)
-    np.cumsum(entry_counts, out=offsets[1:])
-    total = int(offsets[-1])
-    entry_row = np.repeat(np.arange(len(shapes)), entry_counts)
-    # Which of the shapes' entries each entry of the column is.
-    entry_kind = np.repeat(_bases(shape_counts)[shapes] - offsets[:-1], entry_counts) + np.arange(
-        total
-    )
-
-    def per_entry(name: str, dtype: Any) -> np.ndarray:
-        return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[entry_kind]
-
-    kinds = pa.array(entry_kind, type=pa.int64())
-    names = _gather(strings, string_bases[entry_row] + per_entry("name_slot", np.int64), None)
-    type_names = pa.array([entry.type_name for entry in entries], type=pa.string()).take(kinds)
-    booleans = pa.array([entry.boolean for entry in entries], type=pa.bool_()).take(kinds)
-
-    integer_slots = per_entry("integer_slot", np.int64)
-    not_integer = integer_slots < 0
-    longs = _numbers_at(integers, number_bases[entry_row] + integer_slots, not_integer)
-    if (
-        ~not_integer
-        & ((longs < per_entry("low", np.int64)) | (longs > per_entry("high", np.int64)))
-    ).any():
-        return None
-
-    floating_slots = per_entry("floating_slot", np.int64)
-    not_floating = floating_slots < 0
-    doubles = _numbers_at(floating, number_bases[entry_row] + floating_slots, not_floating)
-    with np.errstate(over="ignore"):
-        rounded = doubles.astype(np.float32).astype(np.float64)
-    if (per_entry("float32", np.bool_) & (rounded != doubles) & ~np.isnan(doubles)).any():
-        return None
-
-    string_slots = per_entry("string_slot", np.int64)
-    texts = _gather(values, value_bases[entry_row] + string_slots, string_slots < 0)
-    items = pa.StructArray.from_arrays(
-        [
-            type_names,
-            booleans,
-            pa.array(longs, type=pa.int64(), mask=not_integer),
-            pa.array(doubles, type=pa.float64(), mask=not_floating),
-            texts,
-        ],
-        fields=_PROPERTY_VALUE_FIELDS,
-    )
-    return pa.MapArray.from_arrays(
-        pa.array(offsets.astype(np.int32)), names, items, type=_PROPERTIES_TYPE
+def _spans(whole: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
+    """A binary array over ``whole`` (no copy) whose element ``2 * i`` is
+    ``whole[starts[i]:ends[i]]``, the odd ones what lies between, for ``take`` to gather from.
+    The spans must be in order and must not overlap."""
+    offsets = np.empty(2 * len(starts), dtype=np.int64)
+    offsets[0::2] = starts
+    offsets[1::2] = ends
+    if not len(offsets):
+        offsets = np.zeros(1, dtype=np.int64)
+    return pa.Array.from_buffers(
+        pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(whole)]
     )
 
 
-def _fast_columns(scanned: _Scanned) -> list[pa.Array] | None:
-    """The columns of the fast rows, or None if a bulk check finds something ``decode`` or
-    ``to_arrow`` refuses (the general path then says what and where)."""
-    rows = scanned.rows
-    count = len(scanned.shapes)
-    shapes = np.asarray(scanned.shapes, dtype=np.intp)
-    shape_indices = pa.array(shapes, type=pa.int64())
+def _gather(
+    spans: pa.Array, numbers: np.ndarray, absent: np.ndarray | None, arrow_type: pa.DataType
+) -> pa.Array:
+    """The spans ``numbers`` of ``spans`` as an ``arrow_type`` array, null where ``absent``;
+    ``_GeneralPath`` if a ``string`` is not UTF-8 (or holds a lone surrogate, which Spark
+    strings cannot hold)."""
+    indices = pa.array(2 * numbers, type=pa.int64(), mask=absent)
+    try:
+        return spans.take(indices).cast(arrow_type)
+    except pa.ArrowInvalid:
+        raise _GeneralPath from None
 
-    def per_shape(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
-        return pa.array(values, type=arrow_type).take(shape_indices)
 
-    strings = _string_array(scanned.strings, scanned.string_lengths)
-    if strings is None:
-        return None
-    string_lengths = np.asarray(scanned.string_lengths, dtype=np.int64)
-    string_bases = _bases(np.asarray([row.head.string_count for row in rows])[shapes])
-    columns: dict[str, pa.Array] = {}
-    for column, _ in _HEADER_STRINGS:
-        slots = np.asarray([row.head.slots[column] for row in rows], dtype=np.int64)[shapes]
-        absent = slots < 0
-        positions = string_bases + slots
-        columns[column] = _gather(strings, positions, absent)
-        if column in ("destination", "reply_to"):
-            if (string_lengths[positions[~absent]] == 0).any():
-                return None  # decode refuses a destination without a name
-            schemes = per_shape(
-                [getattr(row.head, f"{column}_scheme") for row in rows], pa.string()
-            )
-            columns[column] = pc.binary_join_element_wise(schemes, columns[column], "")
+class _Columns:
+    """The columns of a batch's fast rows, gathered in bulk from the rows' joined bytes."""
 
-    numbers = b"".join(scanned.numbers)
-    integers = np.frombuffer(numbers, dtype=">i8").astype(np.int64)
-    floating = np.frombuffer(numbers, dtype=">f8").astype(np.float64)
-    number_bases = _bases(np.asarray([row.numbers_size // 8 for row in rows])[shapes])
-    properties = _properties(
-        scanned, shapes, strings, string_bases, integers, floating, number_bases
-    )
-    if properties is None:
-        return None
-
-    count_slots = np.asarray([row.delivery_count_slot for row in rows], dtype=np.int64)[shapes]
-    no_count = count_slots < 0
-    delivery_counts = _numbers_at(integers, number_bases + count_slots, no_count)
-    if ((delivery_counts < INT_RANGE[0]) | (delivery_counts > INT_RANGE[1])).any():
-        return None
-
-    correlation = columns["correlation_id"]
-    if scanned.correlation_bytes:
-        # As get_jms_correlation_id() reads a correlation ID set as bytes.
-        texts = correlation.to_pylist()
+    def __init__(self, scanned: _Scanned) -> None:
+        self.scanned = scanned
+        self.rows = scanned.rows
+        self.count = len(scanned.shapes)
+        self.shapes = np.asarray(scanned.shapes, dtype=np.intp)
+        self.whole = b"".join(scanned.messages)
+        self.octets = np.frombuffer(self.whole, dtype=np.uint8)
+        sizes = np.fromiter(map(len, scanned.messages), dtype=np.int64, count=self.count)
+        self.starts = _bases(sizes)
+        self.ends = self.starts + sizes
+        self.lengths = np.asarray(scanned.string_lengths, dtype=np.int64)
+        # Each row's strings in ``lengths``: header strings and property names from
+        # ``first_string``, then String property values from ``first_value``.
+        string_count = self.per_row(lambda row: row.head.string_count)
+        value_count = self.per_row(lambda row: row.payload_lengths.size // 4)
+        self.first_string = _bases(string_count + value_count)
+        self.first_value = self.first_string + string_count
+        sums = np.zeros(len(self.lengths) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=sums[1:])
+        # Where the parts of each message are in ``whole`` (docs/wire-format.md).
+        strings_at = self.starts + self.per_row(lambda row: row.head.strings_at)
+        strings_end = strings_at + sums[self.first_value] - sums[self.first_string]
+        correlation = np.zeros(self.count, dtype=np.int64)
         for position, raw in scanned.correlation_bytes.items():
-            texts[position] = raw.decode("utf-8", "replace")
-        correlation = pa.array(texts, type=pa.string())
+            correlation[position] = 4 + len(raw)
+        self.numbers_at = (
+            strings_end + correlation + self.per_row(lambda row: row.head.property_count)
+        )
+        values_at = self.numbers_at + self.per_row(lambda row: row.numbers_size) + 4 * value_count
+        self.values_end = values_at + sums[self.first_value + value_count] - sums[self.first_value]
+        row_of_string = np.repeat(np.arange(self.count), string_count + value_count)
+        string_starts = sums[:-1] + np.where(
+            np.arange(len(self.lengths)) >= self.first_value[row_of_string],
+            (values_at - sums[self.first_value])[row_of_string],
+            (strings_at - sums[self.first_string])[row_of_string],
+        )
+        self.strings = _spans(self.whole, string_starts, string_starts + self.lengths)
 
-    times = np.frombuffer(b"".join(scanned.times), dtype=">i8").reshape(count, 3)
-    timestamp, expiration, delivery_time = (
-        pa.array(np.ascontiguousarray(times[:, column]).astype(np.int64)) for column in range(3)
-    )
-    by_name = {
-        "message_id": columns["message_id"],
-        "timestamp": timestamp,
-        "correlation_id": correlation,
-        "correlation_id_bytes": _sparse(scanned.correlation_bytes, count),
-        "destination": columns["destination"],
-        "reply_to": columns["reply_to"],
-        "delivery_mode": per_shape([row.head.delivery_mode for row in rows], pa.string()),
-        "priority": per_shape([row.head.priority for row in rows], pa.int32()),
-        "expiration": expiration,
-        "delivery_time": delivery_time,
-        "redelivered": per_shape([row.head.redelivered for row in rows], pa.bool_()),
-        "type": columns["type"],
-        "delivery_count": pa.array(
-            delivery_counts.astype(np.int32), type=pa.int32(), mask=no_count
-        ),
-        "properties": properties,
-        "body_type": per_shape([row.head.body_type for row in rows], pa.string()),
-        "text": columns["text"],
-        "bytes": _sparse(scanned.bytes_bodies, count),
-        "map": pa.nulls(count, MESSAGE_ARROW_SCHEMA.field("map").type),
-        "stream": pa.nulls(count, MESSAGE_ARROW_SCHEMA.field("stream").type),
-        "object": _sparse(scanned.object_bodies, count),
-    }
-    return [by_name[name] for name in MESSAGE_ARROW_SCHEMA.names]
+    def per_row(self, attribute: Any, dtype: Any = np.int64) -> np.ndarray:
+        """``attribute(shape)`` of each fast row's shape."""
+        return np.asarray([attribute(row) for row in self.rows], dtype=dtype)[self.shapes]
+
+    def per_row_arrow(self, attribute: Any, arrow_type: pa.DataType) -> pa.Array:
+        """``attribute(shape)`` of each fast row's shape, as an Arrow array."""
+        if len(self.rows) == 1:
+            return pa.repeat(pa.scalar(attribute(self.rows[0]), arrow_type), self.count)
+        values = pa.array([attribute(row) for row in self.rows], type=arrow_type)
+        return values.take(pa.array(self.shapes, type=pa.int64()))
+
+    def words(
+        self, rows: np.ndarray, slots: np.ndarray, absent: np.ndarray, dtype: str
+    ) -> np.ndarray:
+        """The 8-byte payloads at ``slots`` among the numbers of ``rows``, as ``dtype``
+        (``>i8``/``>f8``); 0 where ``absent``."""
+        positions = np.where(absent, 0, self.numbers_at[rows] + 8 * slots)
+        raw = self.octets[positions[:, None] + np.arange(8)]
+        values = raw.view(dtype).reshape(len(positions)).astype(dtype[1:])
+        values[absent] = 0
+        return values
+
+    def header_string(self, column: str) -> pa.Array:
+        slots = self.per_row(lambda row: row.head.slots[column])
+        absent = slots < 0
+        if absent.all():
+            return pa.nulls(self.count, pa.string())
+        return _gather(self.strings, self.first_string + slots, absent, pa.string())
+
+    def destination(self, column: str) -> pa.Array:
+        """``destination`` or ``reply_to``: ``queue://name`` and the like. ``decode`` refuses an
+        empty name."""
+        slots = self.per_row(lambda row: row.head.slots[column])
+        present = slots >= 0
+        if (self.lengths[(self.first_string + slots)[present]] == 0).any():
+            raise _GeneralPath
+        schemes = self.per_row_arrow(lambda row: getattr(row.head, f"{column}_scheme"), pa.string())
+        return pc.binary_join_element_wise(schemes, self.header_string(column), "")
+
+    def correlation(self) -> tuple[pa.Array, pa.Array]:
+        """``correlation_id`` and ``correlation_id_bytes``."""
+        texts = self.header_string("correlation_id")
+        given_as_bytes = self.scanned.correlation_bytes
+        if not given_as_bytes:
+            return texts, pa.nulls(self.count, pa.binary())
+        # As get_jms_correlation_id() reads a correlation ID set as bytes.
+        text_values = texts.to_pylist()
+        raw_values: list[bytes | None] = [None] * self.count
+        for position, raw in given_as_bytes.items():
+            text_values[position] = raw.decode("utf-8", "replace")
+            raw_values[position] = raw
+        return pa.array(text_values, type=pa.string()), pa.array(raw_values, type=pa.binary())
+
+    def properties(self) -> pa.Array:
+        """``properties``, every integer in its type's range, every float a 32-bit float."""
+        entries = [entry for row in self.rows for entry in row.entries]
+        shape_counts = np.asarray([len(row.entries) for row in self.rows], dtype=np.int64)
+        entry_counts = shape_counts[self.shapes]
+        offsets = np.zeros(self.count + 1, dtype=np.int64)
+        np.cumsum(entry_counts, out=offsets[1:])
+        total = int(offsets[-1])
+        entry_row = np.repeat(np.arange(self.count), entry_counts)
+        # Which of the shapes' entries each entry of the column is.
+        entry_kind = np.repeat(
+            _bases(shape_counts)[self.shapes] - offsets[:-1], entry_counts
+        ) + np.arange(total)
+
+        def per_entry(name: str, dtype: Any = np.int64) -> np.ndarray:
+            return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[entry_kind]
+
+        kinds = pa.array(entry_kind, type=pa.int64())
+        names = _gather(
+            self.strings, self.first_string[entry_row] + per_entry("name_slot"), None, pa.string()
+        )
+        type_names = pa.array([entry.type_name for entry in entries], type=pa.string()).take(kinds)
+        booleans = pa.array([entry.boolean for entry in entries], type=pa.bool_()).take(kinds)
+
+        integer_slots = per_entry("integer_slot")
+        not_integer = integer_slots < 0
+        longs = self.words(entry_row, integer_slots, not_integer, ">i8")
+        if ((longs < per_entry("low")) | (longs > per_entry("high"))).any():
+            raise _GeneralPath
+
+        floating_slots = per_entry("floating_slot")
+        not_floating = floating_slots < 0
+        doubles = self.words(entry_row, floating_slots, not_floating, ">f8")
+        with np.errstate(over="ignore"):
+            rounded = doubles.astype(np.float32).astype(np.float64)
+        if (per_entry("float32", np.bool_) & (rounded != doubles) & ~np.isnan(doubles)).any():
+            raise _GeneralPath
+
+        string_slots = per_entry("string_slot")
+        not_string = string_slots < 0
+        texts = (
+            pa.nulls(total, pa.string())
+            if not_string.all()
+            else _gather(
+                self.strings, self.first_value[entry_row] + string_slots, not_string, pa.string()
+            )
+        )
+        items = pa.StructArray.from_arrays(
+            [
+                type_names,
+                booleans,
+                pa.array(longs, type=pa.int64(), mask=not_integer),
+                pa.array(doubles, type=pa.float64(), mask=not_floating),
+                texts,
+            ],
+            fields=_PROPERTY_VALUE_FIELDS,
+        )
+        return pa.MapArray.from_arrays(
+            pa.array(offsets.astype(np.int32)), names, items, type=_PROPERTIES_TYPE
+        )
+
+    def delivery_count(self) -> pa.Array:
+        slots = self.per_row(lambda row: row.delivery_count_slot)
+        absent = slots < 0
+        counts = self.words(np.arange(self.count), slots, absent, ">i8")
+        if ((counts < INT_RANGE[0]) | (counts > INT_RANGE[1])).any():
+            raise _GeneralPath
+        return pa.array(counts.astype(np.int32), type=pa.int32(), mask=absent)
+
+    def times(self) -> list[pa.Array]:
+        """``timestamp``, ``expiration`` and ``delivery_time``."""
+        raw = self.octets[
+            (self.starts + _TIMES.start)[:, None] + np.arange(_TIMES.stop - _TIMES.start)
+        ]
+        times = raw.view(">i8").astype(np.int64)
+        return [pa.array(np.ascontiguousarray(times[:, column])) for column in range(3)]
+
+    def bodies(self) -> tuple[pa.Array, pa.Array]:
+        """``bytes`` and ``object``: the blob after the property values, when there is one."""
+        body = self.per_row(lambda row: row.head.body)
+        is_bytes = body == _BYTES_BODY
+        has_object = np.zeros(self.count, dtype=np.bool_)
+        is_object = body == _OBJECT_BODY
+        has_object[is_object] = self.octets[self.values_end[is_object]] == 1
+        body_starts = np.where(
+            is_bytes, self.values_end + 4, np.where(has_object, self.values_end + 5, self.ends)
+        )
+        spans = _spans(self.whole, body_starts, self.ends)
+        every_row = np.arange(self.count)
+        return tuple(  # type: ignore[return-value]
+            _gather(spans, every_row, ~present, pa.binary())
+            if present.any()
+            else pa.nulls(self.count, pa.binary())
+            for present in (is_bytes, has_object)
+        )
+
+    def batch(self) -> list[pa.Array]:
+        """Every column of ``MESSAGE_ARROW_SCHEMA``; ``_GeneralPath`` when a check fails."""
+        correlation_id, correlation_id_bytes = self.correlation()
+        timestamp, expiration, delivery_time = self.times()
+        bytes_body, object_body = self.bodies()
+        by_name = {
+            "message_id": self.header_string("message_id"),
+            "timestamp": timestamp,
+            "correlation_id": correlation_id,
+            "correlation_id_bytes": correlation_id_bytes,
+            "destination": self.destination("destination"),
+            "reply_to": self.destination("reply_to"),
+            "delivery_mode": self.per_row_arrow(lambda row: row.head.delivery_mode, pa.string()),
+            "priority": self.per_row_arrow(lambda row: row.head.priority, pa.int32()),
+            "expiration": expiration,
+            "delivery_time": delivery_time,
+            "redelivered": self.per_row_arrow(lambda row: row.head.redelivered, pa.bool_()),
+            "type": self.header_string("type"),
+            "delivery_count": self.delivery_count(),
+            "properties": self.properties(),
+            "body_type": self.per_row_arrow(lambda row: row.head.body_type, pa.string()),
+            "text": self.header_string("text"),
+            "bytes": bytes_body,
+            "map": pa.nulls(self.count, MESSAGE_ARROW_SCHEMA.field("map").type),
+            "stream": pa.nulls(self.count, MESSAGE_ARROW_SCHEMA.field("stream").type),
+            "object": object_body,
+        }
+        return [by_name[name] for name in MESSAGE_ARROW_SCHEMA.names]
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -639,12 +694,11 @@ def encoded_to_arrow(messages: Sequence[bytes]) -> pa.RecordBatch:
     ``MessageFormatException`` naming the message's index if ``decode`` or ``to_arrow`` refuses
     one."""
     scanned = _scan(messages)
-    if scanned is None:
+    if scanned is None or not scanned.shapes:
         return _general_path(messages)
-    if not scanned.shapes:
-        return _general_path(messages)
-    fast = _fast_columns(scanned)
-    if fast is None:
+    try:
+        fast = _Columns(scanned).batch()
+    except _GeneralPath:
         return _general_path(messages)
     if not scanned.general:
         return pa.RecordBatch.from_arrays(fast, schema=MESSAGE_ARROW_SCHEMA)
