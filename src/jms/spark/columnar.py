@@ -133,12 +133,12 @@ _PROPERTY_VALUE_FIELDS: Final = list(_PROPERTIES_TYPE.item_type)
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    """How one property of a shape lands in the ``properties`` map: the slot of its name in the
-    message's string column, its Java type name, its boolean (the tag says it), where its payload
-    sits among the message's numbers or String values (-1: elsewhere), the range an integer must
-    be in, and whether a floating payload must be a 32-bit float."""
+    """How one property of a shape lands in the ``properties`` map: its name, its Java type name,
+    its boolean (the tag says it), where its payload sits among the message's numbers or String
+    values (-1: elsewhere), the range an integer must be in, and whether a floating payload must
+    be a 32-bit float."""
 
-    name_slot: int
+    name: str
     type_name: str
     boolean: bool | None
     integer_slot: int
@@ -243,11 +243,9 @@ def _property_names(head: _Head, name_lengths: bytes, names: bytes, tags: bytes)
     bounds = list(itertools.accumulate(struct.unpack(f">{count}I", name_lengths), initial=0))
     if bounds[-1] != len(names):
         raise ValueError("property names cut short")
-    # A UnicodeDecodeError is a ValueError too.
-    decoded = [
-        names[start:end].decode("utf-8", "surrogatepass")
-        for start, end in itertools.pairwise(bounds)
-    ]
+    # A UnicodeDecodeError is a ValueError too. decode takes a lone surrogate (as surrogatepass
+    # does), Spark cannot: such a name goes the general way, to be refused by decode or to_arrow.
+    decoded = [names[start:end].decode("utf-8") for start, end in itertools.pairwise(bounds)]
     if len(set(decoded)) != count:
         raise ValueError("a property name appears twice")
     for name, tag in zip(decoded, tags, strict=True):
@@ -272,7 +270,6 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
     strings = [i for i, tag in enumerate(tags) if tag == _STRING]
     number_slot = {position: slot for slot, position in enumerate(integers + floating)}
     string_slot = {position: slot for slot, position in enumerate(strings)}
-    name_slots_from = head.string_count - head.property_count
     entries = []
     delivery_count_slot = -1
     for position, (name, tag) in enumerate(zip(decoded, tags, strict=True)):
@@ -282,7 +279,7 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
         low, high = _INTEGER_RANGES.get(tag, LONG_RANGE)
         entries.append(
             _Entry(
-                name_slot=name_slots_from + position,
+                name=name,
                 type_name=_PROPERTY_TYPES[tag][1],
                 boolean=tag == _TRUE if tag in (_FALSE, _TRUE) else None,
                 integer_slot=number_slot[position] if tag in _INTEGER_RANGES else -1,
@@ -438,6 +435,12 @@ def _spans(whole: bytes, starts: np.ndarray, ends: np.ndarray) -> pa.Array:
     )
 
 
+def _joined(whole: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The spans ``whole[starts[i]:ends[i]]``, in order and not overlapping, joined."""
+    spans = _spans(whole, starts, ends).take(pa.array(2 * np.arange(len(starts))))
+    return np.frombuffer(spans.buffers()[2] or b"", dtype=np.uint8)[: int((ends - starts).sum())]
+
+
 def _gather(
     spans: pa.Array, numbers: np.ndarray, absent: np.ndarray | None, arrow_type: pa.DataType
 ) -> pa.Array:
@@ -479,10 +482,9 @@ class _Columns:
         correlation = np.zeros(self.count, dtype=np.int64)
         for position, raw in scanned.correlation_bytes.items():
             correlation[position] = 4 + len(raw)
-        self.numbers_at = (
-            strings_end + correlation + self.per_row(lambda row: row.head.property_count)
-        )
-        values_at = self.numbers_at + self.per_row(lambda row: row.numbers_size) + 4 * value_count
+        numbers_at = strings_end + correlation + self.per_row(lambda row: row.head.property_count)
+        numbers_size = self.per_row(lambda row: row.numbers_size)
+        values_at = numbers_at + numbers_size + 4 * value_count
         self.values_end = values_at + sums[self.first_value + value_count] - sums[self.first_value]
         row_of_string = np.repeat(np.arange(self.count), string_count + value_count)
         string_starts = sums[:-1] + np.where(
@@ -491,6 +493,11 @@ class _Columns:
             (strings_at - sums[self.first_string])[row_of_string],
         )
         self.strings = _spans(self.whole, string_starts, string_starts + self.lengths)
+        # Every row's int64 and float64 payloads, joined: whole 8-byte words, one after another.
+        self.first_number = _bases(numbers_size // 8)
+        words = _joined(self.whole, numbers_at, numbers_at + numbers_size)
+        self.integers = words.view(">i8").astype(np.int64)
+        self.floating = words.view(">f8").astype(np.float64)
 
     def per_row(self, attribute: Any, dtype: Any = np.int64) -> np.ndarray:
         """``attribute(shape)`` of each fast row's shape."""
@@ -503,16 +510,14 @@ class _Columns:
         values = pa.array([attribute(row) for row in self.rows], type=arrow_type)
         return values.take(pa.array(self.shapes, type=pa.int64()))
 
-    def words(
-        self, rows: np.ndarray, slots: np.ndarray, absent: np.ndarray, dtype: str
+    def numbers(
+        self, words: np.ndarray, rows: np.ndarray, slots: np.ndarray, absent: np.ndarray
     ) -> np.ndarray:
-        """The 8-byte payloads at ``slots`` among the numbers of ``rows``, as ``dtype``
-        (``>i8``/``>f8``); 0 where ``absent``."""
-        positions = np.where(absent, 0, self.numbers_at[rows] + 8 * slots)
-        raw = self.octets[positions[:, None] + np.arange(8)]
-        values = raw.view(dtype).reshape(len(positions)).astype(dtype[1:])
-        values[absent] = 0
-        return values
+        """The payloads at ``slots`` among the numbers of ``rows``, from ``words`` (integers or
+        floating); 0 where ``absent``."""
+        if absent.all():
+            return np.zeros(len(slots), dtype=words.dtype)
+        return np.where(absent, 0, words[np.where(absent, 0, self.first_number[rows] + slots)])
 
     def header_string(self, column: str) -> pa.Array:
         slots = self.per_row(lambda row: row.head.slots[column])
@@ -563,21 +568,19 @@ class _Columns:
             return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[entry_kind]
 
         kinds = pa.array(entry_kind, type=pa.int64())
-        names = _gather(
-            self.strings, self.first_string[entry_row] + per_entry("name_slot"), None, pa.string()
-        )
+        names = pa.array([entry.name for entry in entries], type=pa.string()).take(kinds)
         type_names = pa.array([entry.type_name for entry in entries], type=pa.string()).take(kinds)
         booleans = pa.array([entry.boolean for entry in entries], type=pa.bool_()).take(kinds)
 
         integer_slots = per_entry("integer_slot")
         not_integer = integer_slots < 0
-        longs = self.words(entry_row, integer_slots, not_integer, ">i8")
+        longs = self.numbers(self.integers, entry_row, integer_slots, not_integer)
         if ((longs < per_entry("low")) | (longs > per_entry("high"))).any():
             raise _GeneralPath
 
         floating_slots = per_entry("floating_slot")
         not_floating = floating_slots < 0
-        doubles = self.words(entry_row, floating_slots, not_floating, ">f8")
+        doubles = self.numbers(self.floating, entry_row, floating_slots, not_floating)
         with np.errstate(over="ignore"):
             rounded = doubles.astype(np.float32).astype(np.float64)
         if (per_entry("float32", np.bool_) & (rounded != doubles) & ~np.isnan(doubles)).any():
@@ -609,17 +612,15 @@ class _Columns:
     def delivery_count(self) -> pa.Array:
         slots = self.per_row(lambda row: row.delivery_count_slot)
         absent = slots < 0
-        counts = self.words(np.arange(self.count), slots, absent, ">i8")
+        counts = self.numbers(self.integers, np.arange(self.count), slots, absent)
         if ((counts < INT_RANGE[0]) | (counts > INT_RANGE[1])).any():
             raise _GeneralPath
         return pa.array(counts.astype(np.int32), type=pa.int32(), mask=absent)
 
     def times(self) -> list[pa.Array]:
         """``timestamp``, ``expiration`` and ``delivery_time``."""
-        raw = self.octets[
-            (self.starts + _TIMES.start)[:, None] + np.arange(_TIMES.stop - _TIMES.start)
-        ]
-        times = raw.view(">i8").astype(np.int64)
+        raw = _joined(self.whole, self.starts + _TIMES.start, self.starts + _TIMES.stop)
+        times = raw.view(">i8").astype(np.int64).reshape(self.count, 3)
         return [pa.array(np.ascontiguousarray(times[:, column])) for column in range(3)]
 
     def bodies(self) -> tuple[pa.Array, pa.Array]:
