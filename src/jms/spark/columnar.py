@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -160,7 +160,9 @@ class _Row:
     names: bytes
     tags: bytes
     numbers_size: int  # bytes of the int64 and float64 payloads
-    payload_lengths: struct.Struct  # the lengths of the String property values
+    # The lengths of the String property values: how to read them, how many bytes they take.
+    unpack_payload_lengths: Callable[[bytes, int], tuple[int, ...]]
+    payload_lengths_size: int
     entries: tuple[_Entry, ...]
     delivery_count_slot: int  # among the numbers; -1 without JMSXDeliveryCount
 
@@ -172,7 +174,7 @@ class _Head:
 
     property_count: int
     string_count: int
-    string_lengths: struct.Struct
+    unpack_string_lengths: Callable[[bytes, int], tuple[int, ...]]
     name_lengths_at: int
     strings_at: int
     slots: dict[str, int]
@@ -216,7 +218,7 @@ def _head(shape: bytes, property_count: int) -> _Head | None:
     return _Head(
         property_count=property_count,
         string_count=string_count,
-        string_lengths=struct.Struct(f">{string_count}I"),
+        unpack_string_lengths=struct.Struct(f">{string_count}I").unpack_from,
         name_lengths_at=_FIXED_SIZE + 4 * len(present),
         strings_at=_FIXED_SIZE + 4 * string_count,
         slots={
@@ -297,7 +299,8 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
         names=names,
         tags=tags,
         numbers_size=8 * len(number_slot),
-        payload_lengths=struct.Struct(f">{len(strings)}I"),
+        unpack_payload_lengths=struct.Struct(f">{len(strings)}I").unpack_from,
+        payload_lengths_size=4 * len(strings),
         entries=tuple(entries),
         delivery_count_slot=delivery_count_slot,
     )
@@ -362,14 +365,16 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                 if head is unseen:
                     head = heads[shape, property_count] = _head(shape, property_count)
                 if head is not None:
-                    lengths = head.string_lengths.unpack_from(data, fixed_size)
+                    size = len(data)
+                    lengths = head.unpack_string_lengths(data, fixed_size)
                     at = strings_end = head.strings_at + sum(lengths)
                     if head.correlation_bytes:
                         (correlation_length,) = unpack_u32(data, at)
                         at += 4 + correlation_length
                     row = head.last_row
                     # Most messages have the shape of the one before: three comparisons in
-                    # place tell, without slicing anything.
+                    # place tell, without slicing anything. (When the name lengths match, the
+                    # names end at strings_end and cannot start before strings_at.)
                     if not (
                         row is not None
                         and data.startswith(row.name_lengths, head.name_lengths_at)
@@ -379,18 +384,18 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                         row = head.last_row = _find_row(rows, head, data, lengths, strings_end, at)
                     if row is not None:
                         at += property_count + row.numbers_size
-                        payload_lengths = row.payload_lengths.unpack_from(data, at)
-                        at += row.payload_lengths.size + sum(payload_lengths)
+                        payload_lengths = row.unpack_payload_lengths(data, at)
+                        at += row.payload_lengths_size + sum(payload_lengths)
                         body = head.body
                         if body == _BYTES_BODY:
                             at += 4 + unpack_u32(data, at)[0]
                         elif body == _OBJECT_BODY:
-                            present = data[at] if at < len(data) else -1
+                            present = data[at] if at < size else -1
                             if present == 1:
                                 at += 5 + unpack_u32(data, at + 1)[0]
                             else:
-                                at += 1 if present == 0 else len(data)  # else refused
-                        if at == len(data):
+                                at += 1 if present == 0 else size  # else refused
+                        if at == size:
                             if head.correlation_bytes:
                                 scanned.correlation_bytes[len(scanned.shapes)] = data[
                                     strings_end + 4 : strings_end + 4 + correlation_length
@@ -471,7 +476,7 @@ class _Columns:
         # Each row's strings in ``lengths``: header strings and property names from
         # ``first_string``, then String property values from ``first_value``.
         string_count = self.per_row(lambda row: row.head.string_count)
-        value_count = self.per_row(lambda row: row.payload_lengths.size // 4)
+        value_count = self.per_row(lambda row: row.payload_lengths_size // 4)
         self.first_string = _bases(string_count + value_count)
         self.first_value = self.first_string + string_count
         sums = np.zeros(len(self.lengths) + 1, dtype=np.int64)
