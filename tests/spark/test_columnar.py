@@ -31,7 +31,8 @@ from jms.spark import columnar
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, to_arrow
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
-from tests.spark.spark_strategies import spark_messages
+from tests.spark.spark_strategies import spark_messages, utf8_strings
+from tests.strategies import java_doubles, java_floats, java_ints, java_longs
 from tests.strategies import messages as any_messages
 
 # --- what the general path gives --------------------------------------------------------------
@@ -183,6 +184,48 @@ def _every_kind() -> list[Message]:
     ]
 
 
+@st.composite
+def _one_shape(draw: st.DrawFn) -> list[Message]:
+    """Messages with the same headers present and the same property names and types, values
+    drawn: the loop reads all but the first by comparing them with the one before."""
+    values = st.tuples(
+        java_ints, java_floats, utf8_strings, java_doubles, java_longs, st.booleans(), java_ints
+    )
+    messages: list[Message] = []
+    for number, drawn in enumerate(draw(st.lists(values, min_size=1, max_size=8))):
+        count, ratio, color, price, total, flag, delivery_count = drawn
+        message = TextMessage(draw(utf8_strings))
+        message.set_jms_message_id(f"ID:{number}")
+        message.set_jms_timestamp(draw(java_longs))
+        message.set_jms_destination(Queue(draw(utf8_strings.filter(bool))))
+        message.set_jms_priority(draw(st.integers(0, 9)))
+        for name, value in {
+            "count": count,
+            "ratio": ratio,
+            "color": color,
+            "price": price,
+            "total": total,
+            "flag": flag,
+            "JMSXDeliveryCount": delivery_count,
+        }.items():
+            message.set_object_property(name, value)
+        messages.append(message)
+    return messages
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=_one_shape())
+def test_a_batch_of_one_shape_converts_as_to_arrow_does(messages: list[Message]) -> None:
+    _assert_same_as_reference([encode(message) for message in messages])
+
+
+def test_a_message_with_very_many_properties_converts_as_to_arrow_does() -> None:
+    message = _text_message(1)
+    for number in range(600):
+        message.set_int_property(f"p{number}", number)
+    _assert_same_as_reference([encode(_text_message(0)), encode(message)])
+
+
 def test_every_kind_of_message_alone_and_all_together() -> None:
     messages = _every_kind()
     for message in messages:
@@ -303,6 +346,10 @@ def _with_text_to(name: str) -> TextMessage:
             "out of range for Int",
         ),
         (
+            _forged(_replace(struct.pack(">q", 5), struct.pack(">q", 2**40)), _text_message(5)),
+            "1099511627776 is out of range for Int",
+        ),
+        (
             _forged(
                 _replace(struct.pack(">d", 0.5), struct.pack(">d", 0.1)),
                 _with_properties(f=Float(0.5)),
@@ -326,6 +373,15 @@ def _with_text_to(name: str) -> TextMessage:
             "not a selector identifier",
         ),
         (
+            _forged(_replace(b"aaab", b"aaaa"), _with_properties(aa=Int(1), ab=Int(2))),
+            "a property name appears twice",
+        ),
+        (
+            # the tag of JMSXDeliveryCount becomes that of a long
+            _forged(_replace(b"\x06", b"\x07"), _with_properties(JMSXDeliveryCount=Int(7))),
+            "property 'JMSXDeliveryCount' must be a Int",
+        ),
+        (
             _forged(lambda data: data.append(0), TextMessage("x")),
             "1 unexpected bytes after the body",
         ),
@@ -333,10 +389,13 @@ def _with_text_to(name: str) -> TextMessage:
     ids=[
         "byte-out-of-range",
         "delivery-count-out-of-range",
+        "int-out-of-range-in-a-known-shape",
         "float-not-32-bit",
         "empty-destination-name",
         "invalid-utf8",
         "invalid-property-name",
+        "duplicate-property-name",
+        "jmsx-property-of-the-wrong-type",
         "trailing-byte",
     ],
 )
