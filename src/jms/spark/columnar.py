@@ -3,15 +3,17 @@
 ``encoded_to_arrow(messages)`` gives exactly what ``to_arrow([decode(m) for m in messages])`` gives,
 as one record batch, without building a ``Message`` per message. Per message, a short loop reads
 only the fixed header and the length columns of the codec format (docs/wire-format.md) with
-precompiled ``Struct``s and keeps a few slices of the input; the rest is done once per batch, in
-C: every string of every message (header strings, text, property names) goes into one Arrow
-buffer whose UTF-8 is checked by one cast, integer and floating payloads are read by numpy from
-their joined big-endian bytes, and each column is gathered from those with ``take``.
+precompiled ``Struct``s, and keeps the message, its shape and its string lengths; the rest is
+done once per batch, in C: the messages are joined into one buffer, numpy works out where every
+part of every message lies in it, and each column is gathered from those spans by an Arrow
+``take`` (string columns then cast to ``string``, which checks their UTF-8), integer and
+floating payloads read by numpy as big-endian words.
 
 What the messages of one application share — header flags, which header strings travel,
 property names and types — is a *shape*, validated once per batch (``_Head``, ``_Row``), so that
-checking a message's shape costs a dictionary look-up. Values are checked as ``decode`` checks them
-(integer ranges, 32-bit floats, UTF-8, non-empty destination names) in bulk after the loop.
+checking a message's shape costs three in-place comparisons with the message before, or a
+dictionary look-up. Values are checked as ``decode`` checks them (integer ranges, 32-bit floats,
+UTF-8, non-empty destination names) in bulk after the loop.
 
 ``decode`` is where untrusted bytes enter; this module must refuse what it refuses, in its words,
 so it never words a refusal itself. A message the loop does not read (a Map or Stream body, an
@@ -33,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jms.errors import MessageFormatException
-from jms.message import Message
+from jms.message import BytesMessage, Message, ObjectMessage, TextMessage
 from jms.message.codec import (
     _BODY_CLASSES,
     _BYTE,
@@ -61,6 +63,7 @@ from jms.message.codec import (
 )
 from jms.message.message import JMSX_PROPERTY_TYPES, property_name_error
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, to_arrow
+from jms.spark.schema import DELIVERY_MODE_NAMES
 from jms.types import (
     BYTE_RANGE,
     INT_RANGE,
@@ -89,12 +92,15 @@ _MAGIC_AND_VERSION: Final = b"JM" + bytes([FORMAT_VERSION])
 _MOST_PROPERTIES_READ: Final = 512
 
 _DELIVERY_COUNT: Final = "JMSXDeliveryCount"
-_DELIVERY_MODE_NAMES: Final = {1: "NON_PERSISTENT", 2: "PERSISTENT"}
 
 # Body tags the loop reads (a text travels in the string column); Map and Stream bodies take the
 # general path.
-_NO_BODY, _TEXT_BODY, _BYTES_BODY, _OBJECT_BODY = 0, 1, 2, 5
-_BODIES_READ: Final = frozenset({_NO_BODY, _TEXT_BODY, _BYTES_BODY, _OBJECT_BODY})
+_TEXT_BODY: Final = _BODY_CLASSES.index(TextMessage)
+_BYTES_BODY: Final = _BODY_CLASSES.index(BytesMessage)
+_OBJECT_BODY: Final = _BODY_CLASSES.index(ObjectMessage)
+_BODIES_READ: Final = frozenset(
+    {_BODY_CLASSES.index(Message), _TEXT_BODY, _BYTES_BODY, _OBJECT_BODY}
+)
 
 # The header strings in their order in the string column, by the column that shows them.
 _HEADER_STRINGS: Final = (
@@ -202,7 +208,7 @@ def _head(shape: bytes, property_count: int) -> _Head | None:
     if (
         shape[:3] != _MAGIC_AND_VERSION
         or body not in _BODIES_READ
-        or delivery_mode not in _DELIVERY_MODE_NAMES
+        or delivery_mode not in DELIVERY_MODE_NAMES
         or priority > 9
         or redelivered > 1
         or bits & ~_KNOWN_BITS
@@ -229,7 +235,7 @@ def _head(shape: bytes, property_count: int) -> _Head | None:
         reply_to_scheme=_SCHEMES[reply_to_kind] if bits & _HAS_REPLY_TO else None,
         correlation_bytes=bool(bits & _HAS_CORRELATION_BYTES),
         body=body,
-        delivery_mode=_DELIVERY_MODE_NAMES[delivery_mode],
+        delivery_mode=DELIVERY_MODE_NAMES[delivery_mode],
         priority=priority,
         redelivered=redelivered == 1,
         body_type=_BODY_CLASSES[body].body_type,
