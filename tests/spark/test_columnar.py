@@ -67,7 +67,7 @@ def _reference(encoded: list[bytes]) -> pa.Table | str:
         try:
             decoded.append(decode(data))
         except MessageFormatException as error:
-            return f"message {index} of the batch: {error}"
+            return f"message {index}: {error}"
     try:
         return to_arrow(decoded)
     except MessageFormatException as error:
@@ -279,7 +279,7 @@ def test_every_truncation_is_refused_with_the_index_of_the_message(sample: int) 
     good = encode(_text_message(0))
     data = _samples()[sample]
     for size in range(len(data)):
-        with pytest.raises(MessageFormatException, match=r"^message 1 of the batch: cannot decode"):
+        with pytest.raises(MessageFormatException, match=r"^message 1: cannot decode"):
             encoded_to_arrow([good, data[:size], good])
         _assert_same_as_reference([good, data[:size]])
 
@@ -403,7 +403,7 @@ def test_a_forged_value_is_refused_with_decodes_reason(data: bytes, reason: str)
     good = encode(_text_message(0))
     with pytest.raises(MessageFormatException) as raised:
         encoded_to_arrow([good, good, data])
-    assert str(raised.value).startswith("message 2 of the batch: cannot decode message")
+    assert str(raised.value).startswith("message 2: cannot decode message")
     assert reason in str(raised.value)
     _assert_same_as_reference([good, good, data])
 
@@ -413,7 +413,7 @@ def test_the_first_refused_message_is_named_even_when_the_loop_reads_it() -> Non
     out_of_range = _forged(
         _replace(struct.pack(">q", 100), struct.pack(">q", 300)), _with_properties(b=Byte(100))
     )
-    with pytest.raises(MessageFormatException, match=r"^message 0 of the batch: .*out of range"):
+    with pytest.raises(MessageFormatException, match=r"^message 0: .*out of range"):
         encoded_to_arrow([out_of_range, b"garbage"])
 
 
@@ -432,9 +432,7 @@ def test_a_lone_surrogate_is_refused_naming_message_and_field(message: Message, 
 
 
 def test_input_that_is_not_bytes_is_refused_with_its_index() -> None:
-    with pytest.raises(
-        MessageFormatException, match=r"^message 1 of the batch: decode takes bytes, got str"
-    ):
+    with pytest.raises(MessageFormatException, match=r"^message 1: decode takes bytes, got str"):
         encoded_to_arrow([encode(_text_message(0)), "text"])  # type: ignore[list-item]
 
 

@@ -696,7 +696,7 @@ def _general_path(messages: Sequence[bytes]) -> pa.RecordBatch:
         try:
             decoded.append(decode(data))
         except MessageFormatException as error:
-            raise MessageFormatException(f"message {index} of the batch: {error}") from error
+            raise MessageFormatException(f"message {index}: {error}") from error
     return _one_batch(to_arrow(decoded))
 
 
