@@ -510,11 +510,11 @@ class _Columns:
         self.integers = words.view(">i8").astype(np.int64)
         self.floating = words.view(">f8").astype(np.float64)
 
-    def per_row(self, attribute: Any, dtype: Any = np.int64) -> np.ndarray:
+    def per_row(self, attribute: Callable[[_Row], Any], dtype: Any = np.int64) -> np.ndarray:
         """``attribute(shape)`` of each fast row's shape."""
         return np.asarray([attribute(row) for row in self.rows], dtype=dtype)[self.shapes]
 
-    def per_row_arrow(self, attribute: Any, arrow_type: pa.DataType) -> pa.Array:
+    def per_row_arrow(self, attribute: Callable[[_Row], Any], arrow_type: pa.DataType) -> pa.Array:
         """``attribute(shape)`` of each fast row's shape, as an Arrow array."""
         if len(self.rows) == 1:
             return pa.repeat(pa.scalar(attribute(self.rows[0]), arrow_type), self.count)
@@ -531,6 +531,7 @@ class _Columns:
         return np.where(absent, 0, words[np.where(absent, 0, self.first_number[rows] + slots)])
 
     def header_string(self, column: str) -> pa.Array:
+        """A header String column (``text`` included), null where the header is not set."""
         slots = self.per_row(lambda row: row.head.slots[column])
         absent = slots < 0
         if absent.all():
