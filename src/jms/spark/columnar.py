@@ -363,13 +363,17 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     add_shape = scanned.shapes.append
     add_message = scanned.messages.append
     add_lengths = scanned.string_lengths.extend
+    last_shape = last_count = head = None
     for index, data in enumerate(messages):
         if type(data) is bytes:
             try:
                 shape, property_count = unpack_shape(data)
-                head = heads.get((shape, property_count), unseen)
-                if head is unseen:
-                    head = heads[shape, property_count] = _head(shape, property_count)
+                # Most messages have the head of the one before: two comparisons, no look-up.
+                if shape != last_shape or property_count != last_count:
+                    head = heads.get((shape, property_count), unseen)
+                    if head is unseen:
+                        head = heads[shape, property_count] = _head(shape, property_count)
+                    last_shape, last_count = shape, property_count
                 if head is not None:
                     size = len(data)
                     lengths = head.unpack_string_lengths(data, fixed_size)
