@@ -35,6 +35,16 @@ from tests.spark.spark_strategies import spark_messages, utf8_strings
 from tests.strategies import java_doubles, java_floats, java_ints, java_longs
 from tests.strategies import messages as any_messages
 
+# The bulk path is what these tests are for; most of their batches are smaller than the size from
+# which encoded_to_arrow takes it.
+FEWEST_FOR_BULK = columnar._FEWEST_FOR_BULK
+
+
+@pytest.fixture(autouse=True)
+def _bulk_path_for_every_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(columnar, "_FEWEST_FOR_BULK", 1)
+
+
 # --- what the general path gives --------------------------------------------------------------
 
 
@@ -239,6 +249,23 @@ def test_an_empty_batch_is_an_empty_batch_in_the_schema() -> None:
     assert batch.num_rows == 0
     assert batch.schema.equals(MESSAGE_ARROW_SCHEMA)
     _assert_same_as_reference([])
+
+
+def test_small_batches_go_the_general_way_and_convert_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(columnar, "_FEWEST_FOR_BULK", FEWEST_FOR_BULK)
+    decoded: list[int] = []
+
+    def counting_decode(data: bytes) -> Message:
+        decoded.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(columnar, "decode", counting_decode)
+    for count in (FEWEST_FOR_BULK - 1, FEWEST_FOR_BULK):
+        decoded.clear()
+        _assert_same_as_reference([encode(_text_message(number)) for number in range(count)])
+        assert len(decoded) == (count if count < FEWEST_FOR_BULK else 0)
 
 
 def test_the_delivery_count_has_its_own_column() -> None:

@@ -91,6 +91,11 @@ _MAGIC_AND_VERSION: Final = b"JM" + bytes([FORMAT_VERSION])
 # Struct; real messages carry a handful.
 _MOST_PROPERTIES_READ: Final = 512
 
+# Smaller batches take the general path: the bulk path costs about a hundred numpy and Arrow calls
+# per batch whatever its size, more than decode + to_arrow below about 50 messages (measured: 0.5x
+# at 10 messages, 0.9x at 40, 1.2x at 60, 1.8x at 100).
+_FEWEST_FOR_BULK: Final = 48
+
 _DELIVERY_COUNT: Final = "JMSXDeliveryCount"
 
 # Body tags the loop reads (a text travels in the string column); Map and Stream bodies take the
@@ -710,6 +715,8 @@ def encoded_to_arrow(messages: Sequence[bytes]) -> pa.RecordBatch:
     ``MESSAGE_ARROW_SCHEMA``: exactly ``to_arrow([decode(m) for m in messages])``, faster.
     ``MessageFormatException`` naming the message's index if ``decode`` or ``to_arrow`` refuses
     one."""
+    if len(messages) < _FEWEST_FOR_BULK:
+        return _general_path(messages)
     scanned = _scan(messages)
     if scanned is None or not scanned.shapes:
         return _general_path(messages)
