@@ -552,6 +552,8 @@ class _Columns:
         empty name."""
         slots = self.per_row(lambda row: row.head.slots[column])
         present = slots >= 0
+        if not present.any():
+            return pa.nulls(self.count, pa.string())
         if (self.lengths[(self.first_string + slots)[present]] == 0).any():
             raise _GeneralPath
         schemes = self.per_row_arrow(lambda row: getattr(row.head, f"{column}_scheme"), pa.string())
