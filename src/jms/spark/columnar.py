@@ -696,6 +696,7 @@ class _Columns:
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    """The table as one record batch (``to_arrow`` gives a table)."""
     return pa.RecordBatch.from_arrays(
         [column.combine_chunks() for column in table.columns], schema=MESSAGE_ARROW_SCHEMA
     )
@@ -720,8 +721,10 @@ def encoded_to_arrow(messages: Sequence[bytes]) -> pa.RecordBatch:
     if len(messages) < _FEWEST_FOR_BULK:
         return _general_path(messages)
     scanned = _scan(messages)
-    if scanned is None or not scanned.shapes:
+    if scanned is None:  # decode refused one; the general path names the first refused
         return _general_path(messages)
+    if not scanned.shapes:  # decode read them all, in order
+        return _one_batch(to_arrow(message for _, message in scanned.general))
     try:
         fast = _Columns(scanned).batch()
     except _GeneralPath:
