@@ -10,10 +10,14 @@ a store directory read-only), and it must never evaluate a selector in Python on
 (the broker evaluates the ``selector`` option).
 """
 
-from jms.spark.datasource import JmsDataSource, register
-from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe
-from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE
-from jms.spark.selector_column import selector_to_column
+from jms.spark.version import require_pyspark
+
+require_pyspark()
+
+from jms.spark.datasource import JmsDataSource, register  # noqa: E402
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe  # noqa: E402
+from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE  # noqa: E402
+from jms.spark.selector_column import selector_to_column  # noqa: E402
 
 __all__ = [
     "BODY_VALUE",
