@@ -186,5 +186,5 @@ def test_the_router_example_routes_each_message_to_its_first_matching_route(
     assert _numbers(session, f"{queue}.urgent") == list(range(0, 36, 5))
     assert _numbers(session, f"{queue}.eu") == [n for n in range(36) if n % 3 == 0 and n % 5]
     assert _numbers(session, f"{queue}.other") == [31, 32, 34]
-    # The last batch is consumed from the source when the stream plans its next batch.
-    assert _numbers(session, queue) == list(range(30, 36))
+    # Each run ended normally: everything it routed was consumed from the source.
+    assert _numbers(session, queue) == []
