@@ -668,7 +668,7 @@ def pipeline(
         check_broker(spec)
     except ValueError as error:
         raise _fail(str(error)) from None
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # the summary stays one line in a log
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     console.print(f"[bold]jms pipeline[/bold] {source} -> {target} on {master}")
     import jms.spark
