@@ -8,8 +8,10 @@ micro-batch for a stream. A batch pipeline reads what the source holds now witho
 committed to the target first and then acknowledged in the source (``commit`` of the stream
 reader), so with its checkpoint it can be stopped or killed and started again without losing or
 repeating a message. Stopped by ``stop`` (or Ctrl-C in the CLI), it finishes cleanly; with
-``until_idle`` it stops by itself once it has caught up. This module only composes DataFrames;
-reading and writing messages is the ``jms`` data source's.
+``until_idle`` it stops by itself once it has caught up. ``check_broker(pipeline)`` connects and
+logs in once, so that a caller can refuse a pipeline whose broker is down before it starts Spark.
+Apart from that check, this module only composes DataFrames; reading and writing messages is the
+``jms`` data source's.
 """
 
 from __future__ import annotations
