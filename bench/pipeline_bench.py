@@ -51,6 +51,7 @@ from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
 from jms.spark import MESSAGE_SCHEMA, to_arrow
+from jms.spark.pipeline import StreamTally
 from jms.stomp.admin import AdminClient
 from jms.types import Long
 
@@ -166,7 +167,7 @@ class Jobs:
     def streaming_read(
         self, queue: str, output: Path, per_trigger: int | None
     ) -> tuple[float, int]:
-        """Seconds, and how many micro-batches read messages."""
+        """Seconds, and how many micro-batches ran."""
         reader = (
             self.spark.readStream.format("jms")
             .option("url", self.url)
@@ -190,8 +191,10 @@ class Jobs:
         error = query.exception()
         if error is not None:
             raise error
-        batches = {p["batchId"] for p in query.recentProgress if p["numInputRows"]}
-        return seconds, len(batches)
+        tally = StreamTally()
+        for progress in query.recentProgress:
+            tally.add(progress)
+        return seconds, tally.batches
 
     def sink(self, source: Path, queue: str) -> float:
         began = time.perf_counter()
