@@ -1,40 +1,73 @@
-"""Throughput of the Spark pipeline: messages per second from a broker to Parquet files on
-``local[2]``, batch and streaming, next to the reads without Spark.
+"""Throughput of the Spark pipeline on ``local[2]``: the ``jms`` data source's batch read,
+streaming read and sink, each next to the floor — Spark moving the same rows from Parquet to
+Parquet — measured in the same run.
 
-A ``jms broker`` process (its own SQLite store in a temporary directory, STOMP on a free port)
-holds N PERSISTENT TextMessages of ``--size`` bytes with three typed properties. In the same run:
+A ``jms broker`` process (a fresh SQLite store in a temporary directory, STOMP on a free port)
+holds N PERSISTENT TextMessages of ``--size`` bytes with three typed properties. Before any
+timing, the same messages are written once as a Parquet file in ``MESSAGE_SCHEMA`` (read from the
+queue with one ``SequenceReader`` and converted with ``jms.spark.to_arrow``). Then, after a
+warm-up job of each kind (Spark starts its Python workers once per session; that start-up is not
+the pipeline's throughput):
 
-- **range read, no Spark**: one ``SequenceReader`` over STOMP pages through the queue (what one
-  Spark task does for its range) and converts each page to Arrow — the per-task ceiling;
-- **batch**: ``spark.read.format("jms")`` (``minPartitions`` 2) ``.write.parquet`` — reads
-  without consuming, so it can be repeated; the best of ``--repeat`` runs is reported;
-- **streaming**: ``readStream.format("jms")`` to a Parquet sink with a checkpoint,
-  ``maxOffsetsPerTrigger`` ``--per-trigger``, ``availableNow``: every message read, written, and
-  consumed from the queue by the commits, once.
+- **floor**: ``spark.read.parquet`` of that file → ``write.parquet``: Spark's own speed for the
+  rows, the baseline every ratio is taken against;
+- **range read, no Spark**: one ``SequenceReader`` over STOMP pages through the queue and
+  converts each page to Arrow — what one Spark task does for its range;
+- **batch read**: ``spark.read.format("jms")`` → ``write.parquet``; it reads without consuming,
+  so it is repeated;
+- **streaming read**: ``readStream.format("jms")`` (``startingOffsets`` ``earliest``,
+  ``maxOffsetsPerTrigger`` ``--per-trigger`` when given) → a Parquet sink with a checkpoint,
+  ``Trigger.AvailableNow``; it consumes, so it runs once, and the script checks what the Parquet
+  holds and what is left in the queue afterwards;
+- **sink**: the Parquet file → ``write.format("jms")`` into a fresh queue per run; the script
+  checks that N messages arrived.
 
-Each figure is N divided by the wall time of the job, after a warm-up job (Spark starts its Python
-workers once per session; that start-up is not the pipeline's throughput).
+Each figure is N divided by the wall time of the job; repeatable figures are the best of
+``--repeat`` runs. The table shows each figure's ratio to the floor next to its goal.
 
-    python bench/pipeline_bench.py [--messages 50000] [--size 1024] [--repeat 2]
+    python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
+                                   [--per-trigger N]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
 
 from jms.client import ConnectionFactory
+from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
-from jms.spark import to_arrow
+from jms.spark import MESSAGE_SCHEMA, to_arrow
+from jms.spark.pipeline import StreamTally
+from jms.stomp.admin import AdminClient
 from jms.types import Long
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 _TRANSACTION = 1000
+_WARMUP_MESSAGES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    path: str
+    seconds: float
+    goal: float | None  # the least ratio to the floor this path should reach
 
 
 def start_broker(store: Path) -> tuple[subprocess.Popen[str], str]:
@@ -82,103 +115,221 @@ def produce(url: str, queue: str, count: int, size: int) -> float:
     return time.perf_counter() - began
 
 
-def range_read(url: str, queue: str) -> tuple[int, float]:
-    """Read the whole queue with one SequenceReader into Arrow; (messages, seconds)."""
+def range_read(url: str, queue: str) -> tuple[pa.Table, float]:
+    """The whole queue read with one SequenceReader into Arrow, and the seconds it took."""
     began = time.perf_counter()
-    read = 0
+    pages = []
     with ConnectionFactory(url).create_connection() as connection:
         reader = connection.create_session().create_sequence_reader(Queue(queue))
         for page in reader.read(1, None, 1000):
-            read += to_arrow(message for _, message in page).num_rows
-    return read, time.perf_counter() - began
+            pages.append(to_arrow(message for _, message in page))
+    return pa.concat_tables(pages), time.perf_counter() - began
+
+
+def depths(url: str) -> dict[str, int]:
+    """How many messages each queue holds (by ``queue://NAME``), from the broker's admin
+    statistics."""
+    host, port = parse_stomp_url(url)
+    with AdminClient(host, port) as admin:
+        rows = admin.stats()["destinations"]
+    return {row["name"]: int(row["depth"]) for row in rows}
+
+
+def best(runs: int, job: Callable[[int], float]) -> float:
+    """The fewest seconds of ``runs`` runs of ``job(run)`` (infinity for none)."""
+    return min((job(run) for run in range(runs)), default=float("inf"))
+
+
+class Jobs:
+    """The timed Spark jobs of one session against the broker at ``url``; each returns seconds."""
+
+    def __init__(self, spark: SparkSession, url: str) -> None:
+        self.spark = spark
+        self.url = url
+
+    def parquet_to_parquet(self, source: Path, output: Path) -> float:
+        began = time.perf_counter()
+        self.spark.read.parquet(str(source)).write.mode("overwrite").parquet(str(output))
+        return time.perf_counter() - began
+
+    def batch_read(self, queue: str, output: Path) -> float:
+        began = time.perf_counter()
+        (
+            self.spark.read.format("jms")
+            .option("url", self.url)
+            .option("destination", f"queue://{queue}")
+            .option("minPartitions", "2")
+            .load()
+            .write.mode("overwrite")
+            .parquet(str(output))
+        )
+        return time.perf_counter() - began
+
+    def streaming_read(
+        self, queue: str, output: Path, per_trigger: int | None
+    ) -> tuple[float, int]:
+        """Seconds, and how many micro-batches ran."""
+        reader = (
+            self.spark.readStream.format("jms")
+            .option("url", self.url)
+            .option("destination", f"queue://{queue}")
+            .option("startingOffsets", "earliest")
+            .option("minPartitions", "2")
+        )
+        if per_trigger is not None:
+            reader = reader.option("maxOffsetsPerTrigger", str(per_trigger))
+        began = time.perf_counter()
+        query = (
+            reader.load()
+            .writeStream.format("parquet")
+            .option("path", str(output))
+            .option("checkpointLocation", str(output.with_name(output.name + "-checkpoint")))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        seconds = time.perf_counter() - began
+        error = query.exception()
+        if error is not None:
+            raise error
+        tally = StreamTally()
+        for progress in query.recentProgress:
+            tally.add(progress)
+        return seconds, tally.batches
+
+    def sink(self, source: Path, queue: str) -> float:
+        began = time.perf_counter()
+        (
+            self.spark.read.parquet(str(source))
+            .write.format("jms")
+            .mode("append")
+            .option("url", self.url)
+            .option("destination", f"queue://{queue}")
+            .save()
+        )
+        return time.perf_counter() - began
+
+    def rows(self, output: Path) -> int:
+        return self.spark.read.parquet(str(output)).count()
+
+
+def report(figures: list[Figure], messages: int, checks: list[str], console: Console) -> None:
+    floor = figures[0]
+    table = Table(
+        title=f"{messages:,} PERSISTENT messages, local[2]; ratios against the floor's msg/s"
+    )
+    for column in ("path", "msg/s", "seconds", "× floor", "goal", "met"):
+        table.add_column(column, justify="left" if column == "path" else "right")
+    for figure in figures:
+        ratio = floor.seconds / figure.seconds
+        met = "" if figure.goal is None else "yes" if ratio >= figure.goal else "NOT MET"
+        table.add_row(
+            figure.path,
+            f"{messages / figure.seconds:,.0f}",
+            f"{figure.seconds:.2f}",
+            f"{math.floor(ratio * 100) / 100:.2f}",  # cut, not rounded: 0.496 is not ≥ 0.50
+            "" if figure.goal is None else f"≥ {figure.goal:.1f}",
+            met,
+        )
+    console.print(table)
+    for line in checks:
+        console.print(line)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--messages", type=int, default=50_000)
-    parser.add_argument("--size", type=int, default=1024)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--per-trigger", type=int, default=10_000)
+    parser.add_argument("--messages", type=int, default=100_000, help="N, the messages moved")
+    parser.add_argument("--size", type=int, default=1024, help="body bytes per message")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each repeatable figure")
+    parser.add_argument(
+        "--per-trigger", type=int, default=None, help="maxOffsetsPerTrigger of the stream"
+    )
     args = parser.parse_args()
+    messages: int = args.messages
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
     import jms.spark
 
+    console = Console(highlight=False, soft_wrap=True, width=120)
     with tempfile.TemporaryDirectory(prefix="jms-pipeline-bench-") as temporary:
         root = Path(temporary)
         broker, url = start_broker(root / "store")
         spark = None
         try:
-            seconds = produce(url, "bench", args.messages, args.size)
-            produce(url, "warmup", 100, args.size)
-            print(
-                f"{args.messages:,} messages of {args.size} B in the broker "
-                f"({args.messages / seconds:,.0f} msg/s to produce, transactions of 1000)"
+            seconds = produce(url, "bench", messages, args.size)
+            produce(url, "warmup", _WARMUP_MESSAGES, args.size)
+            console.print(
+                f"{messages:,} messages of {args.size} B in the broker "
+                f"({messages / seconds:,.0f} msg/s to produce, transactions of {_TRANSACTION})"
             )
-            read, seconds = range_read(url, "bench")
-            assert read == args.messages, read
-            print(f"range read, no Spark (1 reader):  {read / seconds:>10,.0f} msg/s")
+            table, first_seconds = range_read(url, "bench")
+            assert table.num_rows == messages, table.num_rows
+            range_seconds = min(
+                first_seconds, best(args.repeat - 1, lambda run: range_read(url, "bench")[1])
+            )
 
             spark = (
                 SparkSession.builder.master("local[2]")
                 .appName("jms-pipeline-bench")
                 .config("spark.ui.enabled", "false")
                 .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.ui.showConsoleProgress", "false")
                 .getOrCreate()
             )
             spark.sparkContext.setLogLevel("ERROR")
             jms.spark.register(spark)
+            jobs = Jobs(spark, url)
+            rows = root / "rows.parquet"
+            spark.createDataFrame(table, schema=MESSAGE_SCHEMA).write.parquet(str(rows))
+            del table
 
-            def batch(queue: str, output: Path) -> float:
-                began = time.perf_counter()
-                (
-                    spark.read.format("jms")
-                    .option("url", url)
-                    .option("destination", f"queue://{queue}")
-                    .option("minPartitions", "2")
-                    .load()
-                    .write.mode("overwrite")
-                    .parquet(str(output))
-                )
-                return time.perf_counter() - began
+            # One small job of each kind first: Python workers, classes, the checkpoint code.
+            jobs.batch_read("warmup", root / "warmup")
+            jobs.parquet_to_parquet(root / "warmup", root / "warmup-copy")
+            jobs.sink(root / "warmup", "warmup-sink")
+            jobs.streaming_read("warmup", root / "warmup-stream", args.per_trigger)
 
-            batch("warmup", root / "warmup")
-            best = min(batch("bench", root / f"batch-{run}") for run in range(args.repeat))
-            rows = spark.read.parquet(str(root / "batch-0")).count()
-            assert rows == args.messages, rows
-            print(f"batch, local[2] -> Parquet:        {args.messages / best:>10,.0f} msg/s")
-
-            began = time.perf_counter()
-            query = (
-                spark.readStream.format("jms")
-                .option("url", url)
-                .option("destination", "queue://bench")
-                .option("startingOffsets", "earliest")
-                .option("minPartitions", "2")
-                .option("maxOffsetsPerTrigger", str(args.per_trigger))
-                .load()
-                .writeStream.format("parquet")
-                .option("path", str(root / "stream"))
-                .option("checkpointLocation", str(root / "checkpoint"))
-                .trigger(availableNow=True)
-                .start()
-            )
-            query.awaitTermination()
-            seconds = time.perf_counter() - began
-            batches = len(query.recentProgress)
-            rows = spark.read.parquet(str(root / "stream")).count()
-            assert rows == args.messages, rows
-            print(
-                f"streaming, local[2] -> Parquet:    {args.messages / seconds:>10,.0f} msg/s "
-                f"({batches} micro-batches of at most {args.per_trigger:,} offsets, consumed)"
-            )
+            floor = best(args.repeat, lambda run: jobs.parquet_to_parquet(rows, root / "floor"))
+            assert jobs.rows(root / "floor") == messages
+            batch = best(args.repeat, lambda run: jobs.batch_read("bench", root / "batch"))
+            batch_rows = jobs.rows(root / "batch")
+            assert batch_rows == messages, batch_rows
+            stream, batches = jobs.streaming_read("bench", root / "stream", args.per_trigger)
+            streamed = jobs.rows(root / "stream")
+            left = depths(url).get("queue://bench", 0)
+            sink = best(args.repeat, lambda run: jobs.sink(rows, f"sink-{run}"))
+            arrived = depths(url)
+            sunk = [arrived.get(f"queue://sink-{run}", 0) for run in range(args.repeat)]
         finally:
             if spark is not None:
                 spark.stop()
             broker.terminate()
             broker.wait(30)
+
+    per_trigger = "no limit" if args.per_trigger is None else f"at most {args.per_trigger:,}"
+    figures = [
+        Figure("floor: Parquet → Parquet (Spark alone)", floor, None),
+        Figure("range read, 1 SequenceReader → Arrow, no Spark", range_seconds, None),
+        Figure('batch read: read.format("jms") → Parquet', batch, 0.5),
+        Figure(f"streaming read → Parquet, AvailableNow, {batches} batch(es)", stream, 0.4),
+        Figure('sink: Parquet → write.format("jms")', sink, 0.3),
+    ]
+    checks = [
+        f"streaming read: the Parquet sink holds {streamed:,} rows "
+        + ("(all of them)" if streamed == messages else f"[red](expected {messages:,})[/red]")
+        + f"; offsets per trigger: {per_trigger}; queue://bench holds {left:,} afterwards "
+        + ("(every message consumed)" if left == 0 else "[red](not every message consumed)[/red]"),
+        "sink: "
+        + ", ".join(f"queue://sink-{run} received {count:,}" for run, count in enumerate(sunk))
+        + (
+            " (all of them)"
+            if all(count == messages for count in sunk)
+            else f" [red](expected {messages:,} each)[/red]"
+        ),
+    ]
+    report(figures, messages, checks, console)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,22 @@
-"""The `jms` command line: version, help, and the demo that README's first command runs."""
+"""The `jms` command line: version, help, the demo that README's first command runs, and what
+`jms pipeline` says, in one line, when it cannot run: no broker, a refused login, no pyspark."""
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 from typer.testing import CliRunner
 
 import jms
+from jms.broker.security import hash_password
 from jms.cli import app
 
 runner = CliRunner()
@@ -29,3 +41,106 @@ def test_demo_filters_with_the_spec_example_selector() -> None:
     assert len(rows) == 4
     assert [("yes" in row) for row in rows] == [True, False, False, False]
     assert "'16000.0'" in result.output
+
+
+# --- jms pipeline: what it says before starting Spark ----------------------------------------
+
+_RUN_CLI = "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()"
+
+
+def _jms(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The real ``jms`` command run in a subprocess, with its output."""
+    return subprocess.run(
+        [sys.executable, "-c", _RUN_CLI, *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@contextmanager
+def _jms_broker(*arguments: str) -> Iterator[str]:
+    """A ``jms broker --memory --port 0 ARGUMENTS`` process; its URL. Always stopped."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _RUN_CLI, "broker", "--memory", "--port", "0", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.search(r"listening on (stomp://\S+)", line)
+        assert found is not None, line
+        yield found.group(1)
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def _free_port() -> int:
+    """A port nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_jms_pipeline_says_in_one_line_that_the_broker_is_down_without_starting_spark() -> None:
+    pytest.importorskip("pyspark")
+    url = f"stomp://127.0.0.1:{_free_port()}"
+    result = _jms("pipeline", "--from", "queue://a", "--to", "parquet:/tmp/never", "--url", url)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"error: cannot reach the broker at {url} (connection refused); "
+        "is `jms broker` running there?"
+    )
+    assert "log4j" not in result.stderr  # Spark was not started
+
+
+def test_jms_pipeline_says_in_one_line_that_the_broker_refused_the_login(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    config = tmp_path / "broker.toml"
+    config.write_text(f'[users.alice]\npassword = "{hash_password("right")}"\n')
+    with _jms_broker("--config", str(config)) as url:
+        result = _jms(
+            "pipeline",
+            "--from",
+            "queue://a",
+            "--to",
+            "queue://b",
+            "--url",
+            url,
+            "--user",
+            "alice",
+            "--password",
+            "wrong",
+        )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "login 'alice' refused" in line, line
+    assert line.endswith("check --user and --password"), line
+
+
+def test_jms_pipeline_without_pyspark_says_how_to_install_it(tmp_path: Path) -> None:
+    # What importing a package that is not installed raises, from a directory ahead of
+    # site-packages, so the real pyspark is not found.
+    (tmp_path / "pyspark").mkdir()
+    (tmp_path / "pyspark" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'pyspark'\", name='pyspark')\n"
+    )
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    result = _jms(
+        "pipeline",
+        "--from",
+        "queue://a",
+        "--to",
+        "parquet:/tmp/never",
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: pyspark is not installed; install it with `pip install 'jms[spark]'` "
+        "(from a checkout: `pip install -e '.[spark]'`)"
+    )
+    assert "Traceback" not in result.stdout + result.stderr

@@ -577,6 +577,10 @@ def purge(
 
 # --- jms pipeline (the Spark pipeline; docs/spark.md "jms pipeline") ---------------------------
 
+# The distributions of the `spark` extra: an ImportError naming one of them means the extra is
+# not installed, not that the pipeline is broken.
+_SPARK_EXTRA = ("pyspark", "pyarrow", "pandas", "py4j")
+
 
 @app.command()
 def pipeline(
@@ -633,7 +637,18 @@ def pipeline(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from jms.spark.pipeline import Pipeline, run_pipeline
+    try:
+        from pyspark.sql import SparkSession
+
+        from jms.spark.pipeline import Pipeline, check_broker, run_pipeline
+    except ImportError as error:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in _SPARK_EXTRA:
+            raise
+        raise _fail(
+            f"{missing} is not installed; install it with `pip install 'jms[spark]'` "
+            "(from a checkout: `pip install -e '.[spark]'`)"
+        ) from None
 
     try:
         spec = Pipeline(
@@ -650,13 +665,12 @@ def pipeline(
             password=password,
             max_offsets_per_trigger=max_per_trigger,
         )
+        check_broker(spec)
     except ValueError as error:
         raise _fail(str(error)) from None
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # the summary stays one line in a log
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     console.print(f"[bold]jms pipeline[/bold] {source} -> {target} on {master}")
-    from pyspark.sql import SparkSession
-
     import jms.spark
 
     running = SparkSession.getActiveSession()  # called from a Spark application: join it

@@ -177,6 +177,28 @@ def test_acknowledge_through_consumes_paged_out_entries_in_one_range(
     broker.close()
 
 
+def test_acknowledge_through_from_a_start_leaves_what_is_numbered_below_it(
+    store: MessageStore,
+) -> None:
+    """A range reader that started at a number consumes nothing below it, in memory or paged
+    out, with or without a selector (the stream that starts at ``latest`` never read them)."""
+    broker = _broker(store, 5)
+    connection = broker.connect()
+    for n in range(1, 21):
+        message = _message(f"m{n}")
+        message.set_boolean_property("even", n % 2 == 0)
+        broker.send(connection, message)
+    assert broker.acknowledge_through(connection, ORDERS, 8, None, 3) == 6  # m3..m8
+    assert broker.acknowledge_through(connection, ORDERS, 14, None, 12) == 3  # paged: m12..m14
+    assert broker.acknowledge_through(connection, ORDERS, 18, "even = TRUE", 16) == 2  # m16, m18
+    assert broker.acknowledge_through(connection, ORDERS, 18, None, 19) == 0
+    kept = [1, 2, 9, 10, 11, 15, 17, 19, 20]
+    assert store.read_sequences("queue://orders", 1, 100) == kept
+    received = _consume(broker, broker.connect(), ConsumerSpec(ORDERS), len(kept))
+    assert _texts(received) == [f"m{n}" for n in kept]
+    broker.close()
+
+
 def test_acknowledge_through_with_a_selector_consumes_only_matching_paged_out_entries(
     store: MessageStore,
 ) -> None:

@@ -69,6 +69,18 @@ def test_acknowledge_through_consumes_up_to_the_number_and_only_that(session: Se
     assert [m.get_text() for m in received if m is not None] == ["m4", "m5", "m6", "m7"]
 
 
+def test_acknowledge_through_from_a_start_consumes_only_from_there(session: Session) -> None:
+    queue = session.create_queue("cursor-from")
+    _send(session, queue, 8)
+    reader = session.create_sequence_reader(queue)
+    assert reader.acknowledge_through(6, start_seq=4) == 3  # m3, m4, m5
+    assert reader.acknowledge_through(6, start_seq=4) == 0
+    assert reader.acknowledge_through(3, start_seq=4) == 0  # an empty range
+    assert _texts(reader.read(1)) == ["m0", "m1", "m2", "m6", "m7"]
+    with pytest.raises(ValueError, match="start_seq must be an int of at least 1; got 0"):
+        reader.acknowledge_through(6, start_seq=0)
+
+
 def test_a_reader_with_a_selector_consumes_only_what_it_matches(session: Session) -> None:
     queue = session.create_queue("selected-cursor")
     _send(session, queue, 6)

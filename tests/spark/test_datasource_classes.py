@@ -95,6 +95,13 @@ def _texts(session: Session, queue: str) -> list[str]:
     ]
 
 
+def _numbers(session: Session) -> list[int]:
+    """The ``n`` of each message queue://orders holds."""
+    return [
+        m.get_long_property("n") for m in session.create_browser(session.create_queue("orders"))
+    ]
+
+
 def _source(url: str, streaming: bool = False, **options: str) -> SourceOptions:
     return SourceOptions.parse(
         {"url": url, "destination": "queue://orders", **options}, streaming=streaming
@@ -209,52 +216,91 @@ def test_a_store_directory_is_read_straight_from_its_sqlite_file(
 # --- streaming reads ----------------------------------------------------------------------------
 
 
-def test_a_stream_reads_ranges_and_only_commit_consumes(url: str, session: Session) -> None:
+def _at(next_seq: int, stream_start: int = 1, key: str = "queue://orders") -> dict[str, int]:
+    return {key: next_seq, "streamStart": stream_start}
+
+
+def test_a_stream_reads_ranges_and_consumes_them_when_it_plans_the_next_batch(
+    url: str, session: Session
+) -> None:
     _orders(session, 12)
-    options = _source(url, streaming=True, startingOffsets="earliest", maxOffsetsPerTrigger="5")
+    options = _source(url, streaming=True, maxOffsetsPerTrigger="5")
     reader = JmsStreamReader(options)
     assert reader.getDefaultReadLimit() == ReadMaxRows(5)
     start = reader.initialOffset()
-    assert start == {"queue://orders": 1}
+    assert start == _at(1)  # a queue stream takes the backlog by default
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
-    assert end == {"queue://orders": 6}
+    assert end == _at(6)
     assert reader.reportLatestOffset() == {"queue://orders": 13}
     first = _read(reader, list(reader.partitions(start, end)))
     assert [m.get_long_property("n") for m in first] == [0, 1, 2, 3, 4]
     assert len(_texts(session, "orders")) == 12  # reading consumed nothing
     # A task retried reads the same messages again.
-    assert [
-        m.get_long_property("n") for m in _read(reader, list(reader.partitions(start, end)))
-    ] == [
-        0,
-        1,
-        2,
-        3,
-        4,
-    ]
-    reader.commit(end)
+    again = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in again] == [0, 1, 2, 3, 4]
+    reader.commit(end)  # Spark's late commit consumes nothing
+    assert len(_texts(session, "orders")) == 12
+    # Spark plans from ``end`` once the batch ending there is in the sink: that consumes it.
+    rest_end = reader.latestOffset(end, reader.getDefaultReadLimit())
+    assert rest_end == _at(11)
     assert len(_texts(session, "orders")) == 7
     # A restarted query (a new reader, the checkpoint's offset) reads on from there.
     reader.stop()
     restarted = JmsStreamReader(options)
     rest_end = restarted.latestOffset(end, ReadAllAvailable())
-    assert rest_end == {"queue://orders": 13}
+    assert rest_end == _at(13)
     rest = _read(restarted, list(restarted.partitions(end, rest_end)))
     assert [m.get_long_property("n") for m in rest] == list(range(5, 12))
+    # The planning after the last batch finds nothing new, and consumes the last batch.
     assert restarted.latestOffset(rest_end, ReadAllAvailable()) == rest_end
     assert restarted.partitions(rest_end, rest_end) == []
-    restarted.commit(rest_end)
     assert _texts(session, "orders") == []
     restarted.stop()
 
 
+def test_a_stream_never_consumes_below_where_it_started(url: str, session: Session) -> None:
+    """The backlog a stream skipped with startingOffsets latest (or a number) is left on the
+    queue, unread and unconsumed, however far the stream goes."""
+    _orders(session, 4)
+    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets="latest"))
+    start = reader.initialOffset()
+    assert start == _at(5, 5)
+    _orders(session, 3, session.create_queue("orders"))
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert end == _at(8, 5)
+    read = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in read] == [0, 1, 2]  # the three sent after it
+    assert reader.latestOffset(end, ReadAllAvailable()) == end
+    assert _numbers(session) == [0, 1, 2, 3]
+    reader.stop()
+    numbered = JmsStreamReader(_source(url, streaming=True, startingOffsets='{"queue://orders":3}'))
+    start = numbered.initialOffset()
+    assert start == _at(3, 3)
+    end = numbered.latestOffset(start, ReadAllAvailable())
+    assert end == _at(8, 3)
+    assert numbered.latestOffset(end, ReadAllAvailable()) == end
+    assert _numbers(session) == [0, 1]
+    numbered.stop()
+
+
+def test_an_offset_without_a_stream_start_consumes_from_the_lowest_number(
+    url: str, session: Session
+) -> None:
+    """Checkpoints written before offsets carried streamStart go on as they did."""
+    _orders(session, 4)
+    reader = JmsStreamReader(_source(url, streaming=True))
+    assert reader.latestOffset({"queue://orders": 3}, ReadAllAvailable()) == _at(5, 1)
+    assert _numbers(session) == [2, 3]
+    reader.stop()
+
+
 def test_available_now_stops_at_what_was_there(url: str, session: Session) -> None:
     _orders(session, 4)
-    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets="earliest"))
+    reader = JmsStreamReader(_source(url, streaming=True))
     start = reader.initialOffset()
     reader.prepareForTriggerAvailableNow()
     _orders(session, 3, session.create_queue("orders"))
-    assert reader.latestOffset(start, ReadAllAvailable()) == {"queue://orders": 5}
+    assert reader.latestOffset(start, ReadAllAvailable()) == _at(5)
     reader.stop()
 
 
@@ -271,12 +317,12 @@ def test_a_stream_on_a_topic_creates_its_durable_subscription(url: str, session:
     )
     reader = JmsStreamReader(options)
     start = reader.initialOffset()
-    assert start == {"topic://ticks": 1}
+    assert start == _at(1, 1, "topic://ticks")
     _orders(session, 3, session.create_topic("ticks"))
     end = reader.latestOffset(start, ReadAllAvailable())
     read = _read(reader, list(reader.partitions(start, end)))
     assert [m.get_long_property("n") for m in read] == [1, 2]  # the subscription's selector
-    reader.commit(end)
+    assert reader.latestOffset(end, ReadAllAvailable()) == end
     source = TopicSubscription(Topic("ticks"), "spark", "pipeline")
     assert list(session.create_sequence_reader(source).read(1)) == []
     reader.stop()
@@ -301,13 +347,14 @@ def test_numbering_that_went_backwards_is_data_loss(url: str, session: Session) 
     _orders(session, 2)
     reader = JmsStreamReader(_source(url, streaming=True))
     with pytest.raises(ValueError, match="numbering started over"):
-        reader.latestOffset({"queue://orders": 50}, ReadAllAvailable())
+        reader.latestOffset(_at(50), ReadAllAvailable())
     tolerant = JmsStreamReader(_source(url, streaming=True, failOnDataLoss="false"))
-    assert tolerant.latestOffset({"queue://orders": 50}, ReadAllAvailable()) == {
-        "queue://orders": 50
-    }
+    assert tolerant.latestOffset(_at(50), ReadAllAvailable()) == _at(50)
+    assert len(_texts(session, "orders")) == 2  # a stream that waits consumes nothing
     with pytest.raises(ValueError, match="not an offset of queue://orders"):
         reader.partitions({"queue://other": 1}, {"queue://other": 2})
+    with pytest.raises(ValueError, match="1 <= streamStart <= the next sequence number"):
+        reader.partitions(_at(3, 4), _at(5, 4))
     reader.stop()
     tolerant.stop()
 
@@ -556,8 +603,11 @@ def test_the_data_source_reads_only_message_schema_and_only_appends() -> None:
 # --- choices documented in docs/semantics.md, "Spark pipeline" ----------------------------------
 
 
-def test_streams_start_at_latest_and_batch_reads_at_earliest_unless_told(url: str) -> None:
-    assert _source(url, streaming=True).starting == LATEST
+def test_streams_and_batch_reads_start_at_earliest_unless_told(url: str) -> None:
+    assert _source(url, streaming=True).starting == EARLIEST
+    assert _source(url, streaming=True, startingOffsets="latest").starting == LATEST
+    topic = {"destination": "topic://t", "subscriptionName": "s", "url": url}
+    assert SourceOptions.parse(topic, streaming=True).starting == EARLIEST
     assert _source(url).starting == EARLIEST
     assert _source(url).ending == LATEST
 
@@ -566,16 +616,14 @@ def test_a_stream_commit_with_a_selector_leaves_unselected_messages_on_the_queue
     url: str, session: Session
 ) -> None:
     _orders(session, 6)
-    reader = JmsStreamReader(
-        _source(url, streaming=True, startingOffsets="earliest", selector="n < 2")
-    )
+    reader = JmsStreamReader(_source(url, streaming=True, selector="n < 2"))
     start = reader.initialOffset()
     end = reader.latestOffset(start, ReadAllAvailable())
     assert [
         m.get_long_property("n") for m in _read(reader, list(reader.partitions(start, end)))
     ] == [0, 1]
-    reader.commit(end)
-    reader.commit(end)  # Spark may commit an offset again after a restart: still nothing lost
+    assert reader.latestOffset(end, ReadAllAvailable()) == end  # consumes the batch
+    assert reader.latestOffset(end, ReadAllAvailable()) == end  # again: still nothing lost
     consumer = session.create_consumer(session.create_queue("orders"))
     received = [consumer.receive(2000) for _ in range(4)]
     assert sorted(m.get_long_property("n") for m in received if m is not None) == [2, 3, 4, 5]
@@ -594,20 +642,20 @@ def test_a_delayed_message_is_read_in_a_later_batch_exactly_once(
     producer.send(session.create_text_message("later"))
     producer.set_delivery_delay(0)
     producer.send(session.create_text_message("now"))
-    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets="earliest"))
+    reader = JmsStreamReader(_source(url, streaming=True))
     start = reader.initialOffset()
-    assert start == {"queue://orders": 1}
+    assert start == _at(1)
     batches: list[list[str]] = []
     deadline = time.monotonic() + 20
     while sum(map(len, batches)) < 3 and time.monotonic() < deadline:
         end = reader.latestOffset(start, ReadAllAvailable())
         read = _read(reader, list(reader.partitions(start, end)))
         batches.append([m.get_text() for m in read if isinstance(m, TextMessage)])
-        reader.commit(end)
         start = end
         time.sleep(0.1)
     batches = [batch for batch in batches if batch]
     assert batches == [["first"], ["later", "now"]]  # the stream waited for "later"
+    assert reader.latestOffset(start, ReadAllAvailable()) == start  # consumes the last batch
     assert _texts(session, "orders") == []
     reader.stop()
 

@@ -200,8 +200,7 @@ def test_a_stream_stopped_and_restarted_archives_each_message_exactly_once(
     finish.trigger(availableNow=True).start().awaitTermination(120)
     archived = _archived(jms_spark, output)
     assert archived == Counter(m.get_jms_message_id() for m in sent)
-    # Every batch but the last was committed, and committing consumed it from the queue.
-    assert _depth(session, queue) <= 30
+    assert _depth(session, queue) == 0  # the run ended normally: all it wrote is consumed
 
 
 def test_a_killed_driver_process_restarts_from_its_checkpoint_without_loss_or_duplicates(

@@ -48,6 +48,19 @@ def test_a_plain_client_reads_the_answers_in_the_receipts(
     )
     answer = client.read()
     assert (answer.command, answer.header("jms-acknowledged")) == ("RECEIPT", "2")
+    for start, acknowledged in (("4", "0"), ("3", "1")):  # only from jms-start-seq on
+        client.send(
+            "SEND",
+            {
+                "destination": "/admin/acknowledge-through",
+                "target": "/queue/ledger",
+                "jms-seq": "3",
+                "jms-start-seq": start,
+                "receipt": f"r-from-{start}",
+            },
+        )
+        answer = client.read()
+        assert (answer.command, answer.header("jms-acknowledged")) == ("RECEIPT", acknowledged)
     client.send("SEND", {"destination": "/admin/acknowledge-through", "target": "/queue/ledger"})
     error = client.read()
     assert error.command == "ERROR"

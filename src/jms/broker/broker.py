@@ -602,11 +602,13 @@ class Broker:
         source: Queue | SubscriptionName,
         seq: int,
         selector: str | None = None,
+        start_seq: int = 1,
     ) -> int:
-        """Consume every message of a queue or durable subscription with a sequence number up to
-        ``seq`` that is not in flight to a consumer (a range reader's cursor commit) and, when
-        ``selector`` is given, matches it (the others stay for other consumers, as they would for
-        a consumer with that selector); return how many were consumed."""
+        """Consume every message of a queue or durable subscription with a sequence number from
+        ``start_seq`` up to ``seq`` that is not in flight to a consumer (a range reader's cursor
+        commit) and, when ``selector`` is given, matches it (the others stay for other consumers,
+        as they would for a consumer with that selector); return how many were consumed. Nothing
+        numbered below ``start_seq`` is touched: a reader that started there never read it."""
         compiled = Selector(selector) if selector else None
         paged_matches: set[int] = set()
         if compiled is not None:
@@ -619,7 +621,7 @@ class Broker:
                 key = queue.store_key
             if first_paged is not None and key is not None and first_paged <= seq:
                 _await(self._store.submit(()))
-                start = first_paged
+                start = max(first_paged, start_seq)
                 while True:
                     page = self._store.read_entries(key, start, seq, DEFAULT_BROWSE_PAGE)
                     paged_matches.update(
@@ -634,7 +636,7 @@ class Broker:
             if queue is None:
                 return 0
             work = _Work(self._clock())
-            entries = queue.entries_through(seq)
+            entries = queue.entries_between(start_seq, seq)
             if compiled is not None:
                 entries = [entry for entry in entries if compiled.matches(entry.message)]
             for entry in entries:
@@ -645,10 +647,10 @@ class Broker:
                     work.operations.append(RemoveEntry(queue.store_key, entry.seq))
             paged = 0
             if compiled is None:
-                first_paged, paged = queue.drop_paged_through(seq)
+                first_paged, last_paged, paged = queue.drop_paged_between(start_seq, seq)
                 if paged:
                     assert queue.store_key is not None
-                    work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+                    work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
             else:
                 for paged_seq in sorted(paged_matches):
                     if queue.drop_paged(paged_seq):  # else paged in (and handled above) or gone

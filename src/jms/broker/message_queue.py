@@ -437,17 +437,22 @@ class MessageQueue:
         self._compact()
         return end - head
 
-    def drop_paged_through(self, seq: int) -> tuple[int, int]:
-        """Forget the paged-out entries up to ``seq`` (consumed in the store by a range); return
-        ``(first_seq, count)`` of those dropped (count 0: none)."""
+    def drop_paged_between(self, start_seq: int, end_seq: int) -> tuple[int, int, int]:
+        """Forget the paged-out entries numbered ``start_seq`` to ``end_seq`` (consumed in the
+        store by a range); return ``(first_seq, last_seq, count)`` of those dropped (count 0:
+        none)."""
         head = self._paged_head
-        end = bisect_right(self._paged, seq, head)
-        if end == head:
-            return 0, 0
-        first = self._paged[head]
-        self._paged_head = end
-        self._compact()
-        return first, end - head
+        begin = bisect_left(self._paged, start_seq, head)
+        end = bisect_right(self._paged, end_seq, begin)
+        if end == begin:
+            return 0, 0, 0
+        first, last = self._paged[begin], self._paged[end - 1]
+        if begin == head:
+            self._paged_head = end
+            self._compact()
+        else:
+            del self._paged[begin:end]
+        return first, last, end - begin
 
     def drop_paged(self, seq: int) -> bool:
         """Forget the paged-out entry ``seq`` (consumed in the store on its own); return whether
@@ -492,10 +497,10 @@ class MessageQueue:
                 break
         return found
 
-    def entries_through(self, seq: int) -> list[Entry]:
-        """Entries in memory with a sequence number up to ``seq`` that are not in flight."""
+    def entries_between(self, start_seq: int, end_seq: int) -> list[Entry]:
+        """Entries in memory numbered ``start_seq`` to ``end_seq`` that are not in flight."""
         return [
             entry
             for entry in self.entries.values()
-            if entry.seq <= seq and entry.state != EntryState.IN_FLIGHT
+            if start_seq <= entry.seq <= end_seq and entry.state != EntryState.IN_FLIGHT
         ]

@@ -90,9 +90,11 @@ class InProcessTransport(Transport):
         )
 
     def acknowledge_through(
-        self, source: RangeSource, seq: int, selector: str | None = None
+        self, source: RangeSource, seq: int, selector: str | None = None, start_seq: int = 1
     ) -> int:
-        return self._broker.acknowledge_through(self._id, _broker_source(source), seq, selector)
+        return self._broker.acknowledge_through(
+            self._id, _broker_source(source), seq, selector, start_seq
+        )
 
     def first_not_due(
         self, source: RangeSource, selector: str | None, start_seq: int, end_seq: int | None

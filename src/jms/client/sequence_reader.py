@@ -5,7 +5,8 @@ Every message sent to a destination gets the next number of that destination (a 
 subscription's messages keep their topic's numbers); numbers only grow, across broker restarts
 too. ``read(start_seq, end_seq)`` pages through the messages present in that range, oldest first,
 without consuming any, so the same range can be read again (by another process as well);
-``acknowledge_through(seq)`` consumes everything up to ``seq`` at once (with a selector, only what
+``acknowledge_through(seq, start_seq)`` consumes everything from ``start_seq`` (1 by default) up to
+``seq`` at once (with a selector, only what
 it matches: the rest stays for other consumers). ``last_sequence()`` is the number of the last
 message sent so far, ``first_sequence()`` the lowest one still present, ``first_not_due()`` the
 lowest one whose delivery time is still ahead (``read`` hides it until then, so a cursor must not
@@ -95,17 +96,22 @@ class SequenceReader:
             raise ValueError(f"end_seq must be an int or None; got {end_seq!r}")
         return self._pages(start_seq, end_seq, page_size)
 
-    def acknowledge_through(self, seq: int) -> int:
-        """Consume every message numbered up to ``seq`` that this reader's selector (if it has
-        one) matches and that is not in flight to a consumer -- as a consumer with that selector
-        would, the others stay for other consumers; return how many were consumed. Repeating it
-        is harmless."""
+    def acknowledge_through(self, seq: int, start_seq: int = 1) -> int:
+        """Consume every message numbered ``start_seq`` to ``seq`` that this reader's selector
+        (if it has one) matches and that is not in flight to a consumer -- as a consumer with
+        that selector would, the others stay for other consumers; return how many were consumed.
+        Nothing numbered below ``start_seq`` is touched (a reader that started there never read
+        it). Repeating it is harmless."""
         self._check_open()
         if type(seq) is not int or seq < 0:
             raise ValueError(f"seq must be an int of at least 0; got {seq!r}")
-        if seq == 0:
+        if type(start_seq) is not int or start_seq < 1:
+            raise ValueError(f"start_seq must be an int of at least 1; got {start_seq!r}")
+        if seq < start_seq:
             return 0
-        return self._session._transport.acknowledge_through(self._source, seq, self._selector)
+        return self._session._transport.acknowledge_through(
+            self._source, seq, self._selector, start_seq
+        )
 
     def first_not_due(self, start_seq: int = 1, end_seq: int | None = None) -> int | None:
         """The lowest number from ``start_seq`` to ``end_seq`` of a message present (matching the

@@ -525,7 +525,7 @@ class StompTransport(Transport):
         return self._browse(stomp_id, headers, start_seq, str(source))
 
     def acknowledge_through(
-        self, source: RangeSource, seq: int, selector: str | None = None
+        self, source: RangeSource, seq: int, selector: str | None = None, start_seq: int = 1
     ) -> int:
         self._require_extensions(f"acknowledging {source} through a sequence number")
         return self._admin_request(
@@ -533,6 +533,7 @@ class StompTransport(Transport):
             (
                 ("target", self._name_of(_destination_of(source))),
                 ("jms-seq", str(seq)),
+                *((("jms-start-seq", str(start_seq)),) if start_seq > 1 else ()),
                 *_subscription_headers(source),
                 *((("selector", selector),) if selector else ()),
             ),

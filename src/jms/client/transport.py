@@ -128,11 +128,11 @@ class Transport(ABC):
 
     @abstractmethod
     def acknowledge_through(
-        self, source: RangeSource, seq: int, selector: str | None = None
+        self, source: RangeSource, seq: int, selector: str | None = None, start_seq: int = 1
     ) -> int:
-        """Consume every message of ``source`` numbered up to ``seq`` that is not in flight to a
-        consumer and matches ``selector`` when given (a range reader's cursor commit); return how
-        many were consumed."""
+        """Consume every message of ``source`` numbered ``start_seq`` to ``seq`` that is not in
+        flight to a consumer and matches ``selector`` when given (a range reader's cursor
+        commit); return how many were consumed."""
 
     @abstractmethod
     def first_not_due(

@@ -6,16 +6,20 @@
 turns a JMS selector into a ``pyspark.sql.Column`` that keeps exactly the rows
 ``Selector(text).matches`` keeps; ``register(spark)`` adds the data source ``format("jms")``
 (batch and streaming reads of destinations by offset range, transactional writes; docs/spark.md).
-This package needs pyspark, pyarrow and numpy; it reaches a broker only through ``jms.client`` (or reads
-a store directory read-only), and it must never evaluate a selector in Python on a Spark executor
-(the broker evaluates the ``selector`` option).
+This package needs pyspark, pyarrow and numpy; it reaches a broker only through ``jms.client``
+(or reads a store directory read-only), and it must never evaluate a selector in Python on a Spark
+executor (the broker evaluates the ``selector`` option).
 """
 
-from jms.spark.columnar import encoded_to_arrow
-from jms.spark.datasource import JmsDataSource, register
-from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe
-from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE
-from jms.spark.selector_column import selector_to_column
+from jms.spark.version import require_pyspark
+
+require_pyspark()
+
+from jms.spark.columnar import encoded_to_arrow  # noqa: E402
+from jms.spark.datasource import JmsDataSource, register  # noqa: E402
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe  # noqa: E402
+from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE  # noqa: E402
+from jms.spark.selector_column import selector_to_column  # noqa: E402
 
 __all__ = [
     "BODY_VALUE",

@@ -7,7 +7,12 @@ message numbered up to 42 is behind the reader. The JSON object is keyed by the 
 (for a durable subscription, its topic), written with sorted keys so the same offset is always
 the same text. ``startingOffsets``/``endingOffsets`` also accept ``"earliest"`` and ``"latest"``,
 and inside the JSON Kafka's ``-2`` (earliest) and ``-1`` (latest). A range ``[start, end)`` becomes
-partitions of consecutive numbers. This module is pure: it never talks to a broker.
+partitions of consecutive numbers.
+
+A stream's offsets also carry ``streamStart``, the number the stream started at
+(``{"queue://orders": 43, "streamStart": 31}``): a stream consumes what it has read, and it has
+read nothing numbered below its start, so its consumption never reaches below it. This module is
+pure: it never talks to a broker.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any, Final
 __all__ = [
     "EARLIEST",
     "LATEST",
+    "STREAM_START",
     "SequenceRange",
+    "StreamOffset",
     "offset_dict",
     "offset_json",
     "parse_offset_option",
-    "seq_of_offset",
     "split_range",
+    "stream_offset_of",
 ]
 
 #: Kafka's JSON sentinels: -2 is the earliest available offset, -1 the latest.
@@ -59,21 +66,46 @@ def offset_json(offsets: dict[str, int]) -> str:
     return json.dumps(offsets, sort_keys=True, separators=(",", ":"))
 
 
-def seq_of_offset(offset: Any, key: str, what: str) -> int:
-    """The next sequence number an offset dict (from Spark's checkpoint) holds for ``key``;
-    ``ValueError`` saying ``what`` it was if it is not an offset of that destination."""
+#: The key of a stream offset's starting number.
+STREAM_START: Final = "streamStart"
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOffset:
+    """A stream's position: ``next_seq`` is the next number to read, ``stream_start`` the number
+    the stream started at (it consumes nothing below it)."""
+
+    next_seq: int
+    stream_start: int
+
+    def to_dict(self, key: str) -> dict[str, int]:
+        """The offset of ``key`` (a destination's text) as the dict Spark stores."""
+        return {key: self.next_seq, STREAM_START: self.stream_start}
+
+
+def stream_offset_of(offset: Any, key: str, what: str) -> StreamOffset:
+    """The stream offset an offset dict (from Spark's checkpoint) holds for ``key``; ``ValueError``
+    saying ``what`` it was if it is not a stream offset of that destination. An offset without
+    ``streamStart`` (written by a version that did not record it) starts at 1: such a stream
+    consumed from the lowest number, and goes on doing so."""
+    expected = offset_json(StreamOffset(43, 31).to_dict(key))
+    if not isinstance(offset, dict) or not set(offset) <= {key, STREAM_START} or key not in offset:
+        raise ValueError(
+            f"{what} {offset!r} is not an offset of {key}: expected {expected}, the next sequence "
+            "number to read and the one the stream started at (was the checkpoint written for "
+            "another destination?)"
+        )
+    next_seq, stream_start = offset[key], offset.get(STREAM_START, 1)
     if (
-        not isinstance(offset, dict)
-        or set(offset) != {key}
-        or type(offset[key]) is not int
-        or offset[key] < 1
+        type(next_seq) is not int
+        or type(stream_start) is not int
+        or not 1 <= stream_start <= next_seq
     ):
         raise ValueError(
-            f"{what} {offset!r} is not an offset of {key}: expected "
-            f"{offset_json(offset_dict(key, 1))} with a next sequence number of at least 1 "
-            "(was the checkpoint written for another destination?)"
+            f"{what} {offset!r} is not an offset of {key}: expected {expected}, with "
+            f"1 <= {STREAM_START} <= the next sequence number"
         )
-    return int(offset[key])
+    return StreamOffset(next_seq, stream_start)
 
 
 def parse_offset_option(option: str, text: str, key: str, *, earliest_allowed: bool) -> int:

@@ -186,18 +186,19 @@ class SourceOptions:
         key = str(destination)
         if streaming:
             found.refuse("endingOffsets", "is for batch reads; a stream has no end")
-            starting_text = found.text("startingOffsets") or "latest"
             ending = LATEST
         else:
             for name in ("maxOffsetsPerTrigger",):
                 found.refuse(name, "is for streaming reads (spark.readStream)")
-            starting_text = found.text("startingOffsets") or "earliest"
             ending = parse_offset_option(
                 "endingOffsets",
                 found.text("endingOffsets") or "latest",
                 key,
                 earliest_allowed=False,
             )
+        # Unlike Kafka's streams (latest), every read starts at the backlog by default: a queue
+        # holds work to be done, and a durable subscription holds what was kept for its reader.
+        starting_text = found.text("startingOffsets") or "earliest"
         starting = parse_offset_option("startingOffsets", starting_text, key, earliest_allowed=True)
         if starting >= 1 and ending >= 1 and starting > ending:
             raise ValueError(

@@ -8,8 +8,10 @@ micro-batch for a stream. A batch pipeline reads what the source holds now witho
 committed to the target first and then acknowledged in the source (``commit`` of the stream
 reader), so with its checkpoint it can be stopped or killed and started again without losing or
 repeating a message. Stopped by ``stop`` (or Ctrl-C in the CLI), it finishes cleanly; with
-``until_idle`` it stops by itself once it has caught up. This module only composes DataFrames;
-reading and writing messages is the ``jms`` data source's.
+``until_idle`` it stops by itself once it has caught up. ``check_broker(pipeline)`` connects and
+logs in once, so that a caller can refuse a pipeline whose broker is down before it starts Spark.
+Apart from that check, this module only composes DataFrames; reading and writing messages is the
+``jms`` data source's.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jms.errors import JMSException
+from jms.client import ConnectionFactory
+from jms.errors import JMSException, JMSSecurityException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
 
@@ -29,7 +32,14 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["Pipeline", "PipelineResult", "Progress", "run_pipeline"]
+__all__ = [
+    "Pipeline",
+    "PipelineResult",
+    "Progress",
+    "StreamTally",
+    "check_broker",
+    "run_pipeline",
+]
 
 _PARQUET = "parquet:"
 
@@ -100,6 +110,25 @@ def _parse_destination(text: str, option: str) -> Queue | Topic:
         raise ValueError(f"{option} {text!r}: a pipeline cannot use a temporary destination")
     assert isinstance(destination, Queue | Topic)
     return destination
+
+
+def check_broker(pipeline: Pipeline) -> None:
+    """Connect to the pipeline's broker with its login and close again, raising ``ValueError``
+    with one line saying what to do when the broker is down or refuses the login — so that the
+    CLI says so before it spends seconds starting Spark, whose tasks would fail on it anyway."""
+    try:
+        ConnectionFactory(pipeline.url).create_connection(pipeline.user, pipeline.password).close()
+    except JMSSecurityException as error:
+        raise ValueError(f"{error.reason}; check --user and --password") from None
+    except JMSException as error:
+        cause = error.get_linked_exception()
+        if isinstance(cause, OSError):
+            reason = (cause.strerror or str(cause)).lower()
+            raise ValueError(
+                f"cannot reach the broker at {pipeline.url} ({reason}); "
+                "is `jms broker` running there?"
+            ) from None
+        raise ValueError(error.reason) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +253,58 @@ def _run_batch(
     return messages
 
 
+class StreamTally:
+    """Messages and micro-batches a streaming query has run, from its progress reports
+    (``query.recentProgress``, fed whole on every poll: ``add`` skips what it has counted).
+
+    A report's ``batchId`` is not enough to tell batches apart: while a stream waits for data,
+    Spark reports idle triggers under the id of the batch it has not run yet, with 0 rows, and
+    later that batch itself under the same id. So the last report for an id is the one that
+    counts, and an id is done once a report for a later id arrives (batches run in order)."""
+
+    def __init__(self) -> None:
+        self._done_messages = 0
+        self._done_batches = 0
+        self._open_id: int | None = None
+        self._open: Mapping[str, Any] = {}
+        self._rate: float | None = None
+
+    def add(self, progress: Mapping[str, Any]) -> None:
+        batch_id = int(progress["batchId"])
+        if self._open_id is not None and batch_id < self._open_id:
+            return
+        if self._open_id is not None and batch_id > self._open_id:
+            self._done_messages += _rows(self._open)
+            self._done_batches += _ran(self._open)
+        self._open_id, self._open = batch_id, progress
+        if _ran(progress) and _rows(progress):
+            self._rate = float(progress.get("processedRowsPerSecond") or 0.0)
+
+    @property
+    def messages(self) -> int:
+        """The rows read by the batches that ran."""
+        return self._done_messages + _rows(self._open)
+
+    @property
+    def batches(self) -> int:
+        """The micro-batches that ran (idle triggers are not batches)."""
+        return self._done_batches + _ran(self._open)
+
+    @property
+    def rate(self) -> float | None:
+        """Rows per second of the last batch that read any, None before one has."""
+        return self._rate
+
+
+def _rows(progress: Mapping[str, Any]) -> int:
+    return int(progress.get("numInputRows") or 0)
+
+
+def _ran(progress: Mapping[str, Any]) -> int:
+    """1 for the report of a batch that ran, 0 for an idle trigger's (it has no addBatch)."""
+    return int("addBatch" in (progress.get("durationMs") or {}))
+
+
 def _run_stream(
     frame: DataFrame,
     pipeline: Pipeline,
@@ -245,27 +326,15 @@ def _run_stream(
     else:
         writer = writer.trigger(processingTime=f"{pipeline.trigger_seconds} seconds")
     query: StreamingQuery = writer.queryName(f"jms-pipeline-{uuid.uuid4().hex[:8]}").start()
-    seen: set[int] = set()
-    messages = 0
+    tally = StreamTally()
     try:
         while True:
             active = query.isActive
+            before = (tally.messages, tally.batches)
             for progress in query.recentProgress:
-                batch_id = int(progress["batchId"])
-                if batch_id in seen:
-                    continue
-                seen.add(batch_id)
-                rows = int(progress.get("numInputRows") or 0)
-                messages += rows
-                report(
-                    Progress(
-                        messages,
-                        len(seen),
-                        0,
-                        0,
-                        float(progress.get("processedRowsPerSecond") or 0.0) if rows else None,
-                    )
-                )
+                tally.add(progress)
+            if (tally.messages, tally.batches) != before:
+                report(Progress(tally.messages, tally.batches, 0, 0, tally.rate))
             if not active:
                 break
             if stop is not None and stop.is_set():
@@ -278,4 +347,4 @@ def _run_stream(
     error = query.exception()
     if error is not None:
         raise error
-    return messages, len(seen)
+    return tally.messages, tally.batches

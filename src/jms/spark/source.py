@@ -6,10 +6,11 @@ next to the Spark driver; ``read`` runs in Python workers on executors, possibly
 machines. So a partition carries everything it needs — the options and its range — and ``read``
 opens its own connection (``jms.client``; a broker is reached only through it) or its own
 read-only ``StoreSnapshot``. ``read`` never consumes: a retried task reads the same messages
-again. For streams, ``commit(end)`` is the one place that consumes (the cursor commit
-``acknowledge_through``), and Spark calls it only once every batch up to ``end`` is in the sink,
-so a query killed at any moment and restarted from its checkpoint reads on where its last
-committed batch ended: nothing lost, nothing twice (docs/spark.md, "Exactly once"). Starting a
+again. For streams, ``latestOffset(start)`` is the one place that consumes (the cursor commit
+``acknowledge_through``, from the stream's start up to ``start``): Spark plans a batch from
+``start`` only once every batch before it is in the sink, so a query killed at any moment and
+restarted from its checkpoint reads on where its last committed batch ended: nothing lost,
+nothing twice (docs/spark.md, "Exactly once"). Starting a
 stream on a topic creates its durable subscription when it does not exist yet — the only other
 effect a reader has on the broker.
 """
@@ -40,9 +41,10 @@ from jms.spark.offsets import (
     EARLIEST,
     LATEST,
     SequenceRange,
+    StreamOffset,
     offset_dict,
-    seq_of_offset,
     split_range,
+    stream_offset_of,
 )
 from jms.spark.options import SourceOptions
 from jms.spark.pushdown import filter_to_selector
@@ -180,12 +182,17 @@ class JmsBatchReader(DataSourceReader):
 
 
 class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """``spark.readStream.format("jms")``: offsets are next sequence numbers; ``commit(end)``
-    consumes every message numbered below ``end`` (the cursor commit) and nothing else does --
-    on a queue with the ``selector`` option only those the selector matches (the others stay for
-    other consumers). ``latestOffset`` never ends a batch past a message whose delivery time is
-    still ahead (a range read hides it until then, and the commit would consume it unread): the
-    stream waits for it, so it is read, once, in a later batch.
+    """``spark.readStream.format("jms")``: offsets are next sequence numbers (with the number the
+    stream started at, ``streamStart``). The stream consumes what it has read once the sink has
+    it: ``latestOffset(start)`` -- Spark plans a batch from ``start`` only once every batch before
+    it is committed to the sink and recorded in the checkpoint's commit log -- first consumes every
+    message numbered from ``streamStart`` to ``start - 1`` (on a queue with the ``selector``
+    option, only those the selector matches: the others stay for other consumers). Nothing else
+    consumes, and nothing below ``streamStart`` is ever consumed. Spark asks for ``latestOffset``
+    once more after the last batch of an ``availableNow`` run, so that run leaves nothing it wrote
+    behind. ``latestOffset`` never ends a batch past a message whose delivery time is still ahead
+    (a range read hides it until then, and the next consumption would take it unread): the stream
+    waits for it, so it is read, once, in a later batch.
 
     The planning methods share one connection, opened at first use and closed by ``stop``; it is
     never pickled (``read`` runs elsewhere and connects on its own).
@@ -205,14 +212,14 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._connection = _connect(self._options)
             session = self._connection.create_session()
             source = self._options.source
-            # On a queue the selector also bounds what a commit consumes; a durable subscription
-            # is the stream's own (its selector, if any, decided what it holds).
+            # On a queue the selector also bounds what the stream consumes; a durable
+            # subscription is the stream's own (its selector, if any, decided what it holds).
             selector = None if isinstance(source, TopicSubscription) else self._options.selector
             self._reader = session.create_sequence_reader(source, selector)
         return self._reader
 
-    def _offset(self, offset: dict[str, int], what: str) -> int:
-        return seq_of_offset(offset, self._options.key, what)
+    def _offset(self, offset: dict[str, int], what: str) -> StreamOffset:
+        return stream_offset_of(offset, self._options.key, what)
 
     def initialOffset(self) -> dict[str, int]:
         options = self._options
@@ -220,7 +227,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._ensure_subscription(options.source)
         reader = self._sequences()
         first = reader.first_sequence()
-        return offset_dict(options.key, _resolve(options.starting, first, reader.last_sequence()))
+        start = _resolve(options.starting, first, reader.last_sequence())
+        return StreamOffset(start, start).to_dict(options.key)
 
     def _ensure_subscription(self, source: TopicSubscription) -> None:
         """Create the durable subscription (with the ``selector`` option as its selector; a shared
@@ -256,7 +264,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
         options = self._options
-        start_seq = self._offset(start, "the start offset")
+        position = self._offset(start, "the start offset")
+        start_seq = position.next_seq
         reader = self._sequences()
         if isinstance(options.source, TopicSubscription):
             try:
@@ -283,25 +292,28 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 options.key,
                 start_seq,
             )
-            return offset_dict(options.key, start_seq)
+            return start
+        # Spark plans from ``start`` only once the batches before it are in the sink.
+        consumed = reader.acknowledge_through(start_seq - 1, position.stream_start)
+        logger.debug("%s: consumed %d read before %d", options.key, consumed, start_seq)
         if self._available_now is not None:
             end = min(end, max(self._available_now, start_seq))
         if isinstance(limit, ReadMaxRows):
             end = min(end, start_seq + limit.max_rows)
         if end > start_seq:
             # A message not yet due is hidden from the range read: end the batch before it, so
-            # the commit leaves it (and all after it) for a batch planned once it is due.
+            # the next consumption leaves it (and all after it) for a batch planned once it is due.
             not_due = reader.first_not_due(start_seq, end - 1)
             if not_due is not None:
                 end = not_due
-        return offset_dict(options.key, end)
+        return StreamOffset(end, position.stream_start).to_dict(options.key)
 
     def reportLatestOffset(self) -> dict[str, int]:
         return offset_dict(self._options.key, self._sequences().last_sequence() + 1)
 
     def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
-        start_seq = self._offset(start, "the start offset")
-        end_seq = self._offset(end, "the end offset")
+        start_seq = self._offset(start, "the start offset").next_seq
+        end_seq = self._offset(end, "the end offset").next_seq
         if end_seq <= start_seq:
             return []
         options = self._options
@@ -319,9 +331,10 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_range(self._options, partition, self._options.selector)
 
     def commit(self, end: dict[str, int]) -> None:
-        through = self._offset(end, "the committed offset") - 1
-        consumed = self._sequences().acknowledge_through(through)
-        logger.debug("%s: committed through %d (%d consumed)", self._options.key, through, consumed)
+        """Nothing to do: Spark calls ``commit(end)`` only when it plans the batch after the one
+        ending at ``end`` -- never after the last batch of a run -- and by then ``latestOffset``
+        has consumed through ``end`` already."""
+        self._offset(end, "the committed offset")
 
     def stop(self) -> None:
         if self._connection is not None:

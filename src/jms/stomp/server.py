@@ -1333,8 +1333,9 @@ class _ClientConnection(asyncio.Protocol):
             if frame.header("jms-seq") is None:
                 raise _FrameError("/admin/acknowledge-through needs a jms-seq header")
             seq = self._number(frame, "jms-seq", 0)
+            start = self._number(frame, "jms-start-seq", 1)
             acknowledged = self._broker.acknowledge_through(
-                broker_id, source, seq, frame.header("selector") or None
+                broker_id, source, seq, frame.header("selector") or None, start
             )
             self._receipt_headers = (("jms-acknowledged", str(acknowledged)),)
         elif command == "first-not-due":

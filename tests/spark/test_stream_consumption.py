@@ -1,0 +1,185 @@
+"""What a stream consumes, and when, against a real ``jms broker`` process: only what it read into
+a batch its sink committed (never the backlog below where it started), all of it once a run has
+ended normally (the last batch of an ``availableNow`` run too), and by default the backlog of a
+queue or durable subscription (docs/spark.md, "Exactly once: streaming reads")."""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+import jms.spark
+from jms.client import Connection, ConnectionFactory, Session, TopicSubscription
+from jms.message import Message, Queue, Topic
+from jms.types import Long
+from tests.spark.served_broker import BrokerProcess
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def broker_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with BrokerProcess(tmp_path_factory.mktemp("stream-broker")) as broker:
+        yield broker.url
+
+
+@pytest.fixture(scope="module")
+def jms_spark(spark: SparkSession) -> SparkSession:
+    jms.spark.register(spark)
+    return spark
+
+
+@pytest.fixture
+def connection(broker_url: str) -> Iterator[Connection]:
+    with ConnectionFactory(broker_url).create_connection() as connection:
+        connection.start()
+        yield connection
+
+
+@pytest.fixture
+def session(connection: Connection) -> Session:
+    return connection.create_session()
+
+
+def _send(
+    connection: Connection, destination: Queue | Topic, count: int, start: int = 0
+) -> list[str]:
+    """Send ``count`` messages numbered from ``start`` in one transaction; their message IDs."""
+    transacted = connection.create_session(transacted=True)
+    producer = transacted.create_producer(destination)
+    sent: list[Message] = []
+    for number in range(start, start + count):
+        message = transacted.create_text_message(f"m{number}")
+        message.set_long_property("n", Long(number))
+        producer.send(message)
+        sent.append(message)
+    transacted.commit()
+    transacted.close()
+    return [m.get_jms_message_id() or "" for m in sent]
+
+
+def _depth(session: Session, queue: str) -> int:
+    return sum(1 for _ in session.create_browser(Queue(queue)))
+
+
+def _run(spark: SparkSession, url: str, output: Path, checkpoint: Path, **options: str) -> None:
+    """One ``availableNow`` run of a stream to Parquet, to its normal end."""
+    reader = spark.readStream.format("jms").option("url", url)
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    query = (
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert query.awaitTermination(180), "the availableNow run did not end within 180 s"
+    assert query.exception() is None
+
+
+def _archived(spark: SparkSession, output: Path) -> Counter[str]:
+    if not output.exists():
+        return Counter()
+    return Counter(row.message_id for row in spark.read.parquet(str(output)).collect())
+
+
+def test_a_stream_from_latest_never_consumes_the_backlog_it_skipped(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Issue 12, 1a, as reported: 300 messages, a stream from ``latest`` (0 rows), 10 more, the
+    same checkpoint again: the sink gets the 10 and the queue still holds the 300."""
+    queue = f"latest-{uuid.uuid4().hex[:8]}"
+    backlog = _send(connection, Queue(queue), 300)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    options = {"destination": f"queue://{queue}", "startingOffsets": "latest"}
+    _run(jms_spark, broker_url, output, checkpoint, **options)
+    assert _archived(jms_spark, output) == Counter()
+    assert _depth(session, queue) == 300
+    later = _send(connection, Queue(queue), 10, start=300)
+    _run(jms_spark, broker_url, output, checkpoint, **options)
+    assert _archived(jms_spark, output) == Counter(later)
+    remaining = [m.get_jms_message_id() for m in session.create_browser(Queue(queue))]
+    assert remaining == backlog  # unread and unconsumed; the 10 the stream wrote are gone
+
+
+def test_an_available_now_run_consumes_everything_it_wrote_its_last_batch_included(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Issue 12, 1b: after a run that ended normally nothing it wrote is left on the queue, in
+    several batches or in one; a run with nothing new changes nothing."""
+    queue = f"drain-{uuid.uuid4().hex[:8]}"
+    sent = _send(connection, Queue(queue), 250)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    options = {"destination": f"queue://{queue}", "maxOffsetsPerTrigger": "100"}
+    _run(jms_spark, broker_url, output, checkpoint, **options)  # three batches
+    assert _archived(jms_spark, output) == Counter(sent)
+    assert _depth(session, queue) == 0
+    sent += _send(connection, Queue(queue), 2000, start=250)
+    _run(jms_spark, broker_url, output, checkpoint, destination=f"queue://{queue}")  # one batch
+    assert _archived(jms_spark, output) == Counter(sent)
+    assert _depth(session, queue) == 0
+    _run(jms_spark, broker_url, output, checkpoint, destination=f"queue://{queue}")
+    assert _archived(jms_spark, output) == Counter(sent)
+
+
+def test_a_stream_with_a_selector_consumes_only_what_it_selected(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    queue = f"selected-{uuid.uuid4().hex[:8]}"
+    sent = _send(connection, Queue(queue), 60)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    _run(
+        jms_spark,
+        broker_url,
+        output,
+        checkpoint,
+        destination=f"queue://{queue}",
+        selector="n < 20",
+    )
+    assert _archived(jms_spark, output) == Counter(sent[:20])
+    left = [m.get_long_property("n") for m in session.create_browser(Queue(queue))]
+    assert left == list(range(20, 60))
+
+
+def test_streams_take_the_backlog_of_a_queue_and_a_durable_subscription_by_default(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Issue 12, 1c: ``earliest`` is the default starting point of a stream."""
+    queue = f"backlog-{uuid.uuid4().hex[:8]}"
+    queued = _send(connection, Queue(queue), 40)
+    _run(jms_spark, broker_url, tmp_path / "q", tmp_path / "q-ckpt", destination=f"queue://{queue}")
+    assert _archived(jms_spark, tmp_path / "q") == Counter(queued)
+    assert _depth(session, queue) == 0
+
+    topic = Topic(f"ticks-{uuid.uuid4().hex[:8]}")
+    subscriber = session.create_shared_durable_consumer(topic, "archive")
+    subscriber.close()  # the subscription keeps what is published while nobody reads it
+    published = _send(connection, topic, 30)
+    options = {"destination": str(topic), "subscriptionName": "archive"}
+    _run(jms_spark, broker_url, tmp_path / "t", tmp_path / "t-ckpt", **options)
+    assert _archived(jms_spark, tmp_path / "t") == Counter(published)
+    reader = session.create_sequence_reader(TopicSubscription(topic, "archive"))
+    assert list(reader.read(1)) == []
