@@ -21,9 +21,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from jms.broker import ConsumerSpec, Delivery, wall_clock_ms
+from jms.broker import BatchMarker, ConsumerSpec, Delivery, StagedRange, wall_clock_ms
 from jms.client.browser import QueueBrowser
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import MessageProducer
@@ -199,6 +200,17 @@ class Session:
         to (``acknowledge_through``); see ``jms.client.sequence_reader``."""
         self._check_open()
         return SequenceReader(self, source, message_selector)
+
+    def publish_staged(
+        self, staged: Sequence[StagedRange], marker: BatchMarker | None = None
+    ) -> int:
+        """A provider extension: publish, in one broker transaction of its own (apart from this
+        session's), the staged messages ``staged`` names — at most once per ``marker`` batch id
+        — and consume the staging queues; return how many were published (0 for a batch the
+        marker shows published before). See ``jms.broker.staging`` and
+        ``Broker.publish_staged``."""
+        self._check_open()
+        return self._transport.publish_staged(list(staged), marker)
 
     def _consumer(
         self,

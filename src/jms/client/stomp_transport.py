@@ -20,11 +20,20 @@ modes and never keeps a sent message.
 from __future__ import annotations
 
 import itertools
+import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from jms.broker import BrowsePage, ConsumerSpec, Delivery, DeliverySink, wall_clock_ms
+from jms.broker import (
+    BatchMarker,
+    BrowsePage,
+    ConsumerSpec,
+    Delivery,
+    DeliverySink,
+    StagedRange,
+    wall_clock_ms,
+)
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import InvalidDestinationException, JMSException
 from jms.message import (
@@ -563,6 +572,37 @@ class StompTransport(Transport):
         return self._admin_request(
             "last-sequence", (("target", self._name_of(destination)),), "jms-last-seq"
         )
+
+    def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
+        self._require_extensions("publishing staged messages")
+        request = {
+            "staged": [
+                {
+                    "queue": self._name_of(part.queue),
+                    "tag": part.tag,
+                    "through_seq": part.through_seq,
+                    "count": part.count,
+                }
+                for part in staged
+            ],
+            "marker": None
+            if marker is None
+            else {"queue": self._name_of(marker.queue), "batch_id": marker.batch_id},
+        }
+        receipt = self._client.request(
+            Frame(
+                "SEND",
+                (("destination", "/admin/publish-staged"), ("content-type", "application/json")),
+                json.dumps(request).encode(),
+            )
+        )
+        value = receipt.header("jms-published")
+        if value is None or not value.isascii() or not value.isdigit():
+            raise JMSException(
+                f"{self._url} answered /admin/publish-staged with jms-published:{value!r}; "
+                "expected a whole number"
+            )
+        return int(value)
 
     def _require_extensions(self, what: str) -> None:
         if not self._extended:
