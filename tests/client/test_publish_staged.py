@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jms.broker import Broker, DestinationPolicy
-from jms.client import BatchMarker, Session, StagedRange, staged_message
+from jms.client import BatchMarker, Session, StagedRange
 from jms.errors import JMSException, MessageFormatException
 from jms.message import DeliveryMode, Message, Queue, TemporaryQueue, TextMessage
 from jms.message.codec import encode
@@ -18,13 +18,14 @@ MARKERS = Queue("markers")
 
 def _stage(session: Session, queue: Queue, tag: str, texts: list[str], to: str = "out") -> int:
     """Stage one TextMessage per text for queue ``to``; return the staging queue's last number."""
-    producer = session.create_producer(queue)
+    encoded = []
     for text in texts:
         message = TextMessage(text)
         message.set_jms_destination(Queue(to))
         message.set_string_property("text", text)
         message.set_jms_priority(7)
-        producer.send(staged_message(encode(message), tag))
+        encoded.append(encode(message))
+    session.stage_encoded(queue, tag, encoded)
     return session.create_sequence_reader(queue).last_sequence()
 
 
@@ -120,8 +121,7 @@ def test_one_bad_range_among_good_ones_publishes_none_of_them(session: Session) 
 
 
 def test_a_staged_message_that_carries_no_message_is_refused(session: Session) -> None:
-    producer = session.create_producer(STAGING)
-    producer.send(staged_message(b"not a message", "a"))
+    session.stage_encoded(STAGING, "a", [b"not a message"])
     with pytest.raises(
         MessageFormatException,
         match=r"staged message 1 of queue://staging\.p0 does not carry a message",
@@ -129,10 +129,18 @@ def test_a_staged_message_that_carries_no_message_is_refused(session: Session) -
         session.publish_staged([StagedRange(STAGING, "a", 1, 1)])
     wrong = session.create_text_message("text")
     wrong.set_string_property("JMS_jms_SparkAttempt", "b")
-    producer.send(wrong)
+    session.create_producer(STAGING).send(wrong)
     with pytest.raises(MessageFormatException, match="is a TextMessage, not a staged message"):
         session.publish_staged([StagedRange(STAGING, "b", 2, 1)])
     assert _held(session, STAGING) == 2
+
+
+def test_many_megabytes_are_staged_and_published_whole(session: Session) -> None:
+    texts = [f"{n:05}" + "x" * 1500 for n in range(4000)]  # 6 MB: frames of 4 MiB over STOMP
+    through = _stage(session, STAGING, "big", texts)
+    assert through == 4000
+    assert session.publish_staged([StagedRange(STAGING, "big", through, 4000)]) == 4000
+    assert _texts(session, "out") == texts
 
 
 def test_paged_out_staged_messages_are_published_in_order(session: Session, broker: Broker) -> None:
@@ -157,8 +165,7 @@ def test_headers_are_stamped_as_a_producer_sending_now_would(session: Session) -
     perishable.set_jms_expiration(started + 600_000)
     perishable.set_jms_delivery_mode(DeliveryMode.NON_PERSISTENT)
     perishable.set_jms_message_id("ID:old")
-    producer = session.create_producer(STAGING)
-    producer.send(staged_message(encode(perishable), "a"))
+    session.stage_encoded(STAGING, "a", [encode(perishable)])
     assert session.publish_staged([StagedRange(STAGING, "a", 1, 1)]) == 1
     (published,) = session.create_browser(Queue("timed"))
     assert published.get_jms_expiration() == started + 600_000
@@ -168,7 +175,7 @@ def test_headers_are_stamped_as_a_producer_sending_now_would(session: Session) -
     assert published.get_jms_delivery_time() >= started
 
 
-def test_bad_requests_are_refused_before_anything_is_sent() -> None:
+def test_bad_requests_are_refused_before_anything_is_sent(session: Session) -> None:
     with pytest.raises(ValueError, match="count must be an int from 0"):
         StagedRange(STAGING, "a", 1, -1)
     with pytest.raises(ValueError, match="a staging tag is a non-empty string"):
@@ -177,3 +184,10 @@ def test_bad_requests_are_refused_before_anything_is_sent() -> None:
         StagedRange(TemporaryQueue("t"), "a", 1, 1)
     with pytest.raises(ValueError, match="batch_id must be an int"):
         BatchMarker(MARKERS, True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="staged message 1 is a str; encodings are bytes"):
+        session.stage_encoded(STAGING, "a", [b"", "text"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="a staging tag is a non-empty string"):
+        session.stage_encoded(STAGING, "", [b""])
+    with pytest.raises(ValueError, match="a staging queue must be a"):
+        session.stage_encoded(session.create_temporary_queue(), "a", [b""])
+    assert _held(session, STAGING) == 0

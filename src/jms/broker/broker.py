@@ -50,7 +50,15 @@ from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
 from jms.broker.pager import Pager, PageRequest
 from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
-from jms.broker.staging import MARKER_BATCH, STAGING_TAG, BatchMarker, StagedRange, unstage
+from jms.broker.staging import (
+    MARKER_BATCH,
+    STAGING_TAG,
+    BatchMarker,
+    StagedRange,
+    check_stage_request,
+    staged_message,
+    unstage,
+)
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
 from jms.broker.timer import DeadlineTimer
@@ -742,6 +750,30 @@ class Broker:
             return state.last_seq if state is not None else 0
 
     # -- staged publishing (jms.broker.staging) -------------------------------------------------
+
+    def stage_encoded(
+        self, connection_id: int, queue: Queue, tag: str, encoded: Sequence[bytes]
+    ) -> None:
+        """Append to the staging queue ``queue`` one staged message tagged ``tag`` per codec
+        encoding in ``encoded`` (not decoded here: ``publish_staged`` decodes, and refuses one
+        that is not a message), PERSISTENT, in one store batch that is durable when this
+        returns."""
+        check_stage_request(queue, tag, encoded)
+        wrappers = [staged_message(item, tag) for item in encoded]
+        with self._lock:
+            connection = self._connection(connection_id)
+            state = self._queue_destination(queue)
+            self._check_owner(connection, state)
+            queues = [state.queue]
+            if state.policy.max_backlog is not None:
+                self._check_room([(state, queues)] * len(wrappers))
+            work = _Work(self._clock())
+            for wrapper in wrappers:
+                wrapper._destination = queue
+                wrapper._timestamp = work.now
+                self._append(state, wrapper, queues, work)
+            completion = self._finish(work)
+        completion.wait()
 
     def publish_staged(
         self,

@@ -2,15 +2,16 @@
 ``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
 the ``Requestor`` helper for request/reply, and ``SequenceReader`` (reading a queue or durable
 subscription by sequence number range, with a cursor commit) for offset-based readers, and
-``Session.publish_staged`` (with ``StagedRange``, ``BatchMarker`` and ``staged_message`` from
-``jms.broker.staging``) for writers that stage messages and publish them atomically.
+``Session.stage_encoded`` and ``Session.publish_staged`` (with ``StagedRange`` and
+``BatchMarker`` from ``jms.broker.staging``) for writers that stage messages and publish them
+atomically.
 
 One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
 ``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
 delivery decisions are the broker's.
 """
 
-from jms.broker.staging import BatchMarker, StagedRange, staged_message
+from jms.broker.staging import BatchMarker, StagedRange
 from jms.client.browser import QueueBrowser
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
@@ -44,5 +45,4 @@ __all__ = [
     "StagedRange",
     "TopicSubscription",
     "Transport",
-    "staged_message",
 ]

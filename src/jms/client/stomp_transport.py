@@ -34,6 +34,7 @@ from jms.broker import (
     StagedRange,
     wall_clock_ms,
 )
+from jms.broker.staging import stage_frames
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import InvalidDestinationException, JMSException
 from jms.message import (
@@ -58,6 +59,9 @@ from jms.stomp.mapping import (
 __all__ = ["StompTransport", "parse_stomp_url"]
 
 _EXTENSIONS: Final = ("jms-extensions", "1")
+# Bytes of staged messages per /admin/stage frame: well under a server's body limit (10 MiB by
+# default), large enough that a frame's round trip is a small part of its cost.
+_STAGE_FRAME_BYTES: Final = 4 * 1024 * 1024
 
 
 def parse_stomp_url(url: str) -> tuple[str, int]:
@@ -571,6 +575,32 @@ class StompTransport(Transport):
         self._require_extensions(f"asking for the last sequence number of {destination}")
         return self._admin_request(
             "last-sequence", (("target", self._name_of(destination)),), "jms-last-seq"
+        )
+
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        self._require_extensions("staging messages")
+        chunk: list[bytes] = []
+        size = 0
+        for item in encoded:
+            if chunk and size + len(item) > _STAGE_FRAME_BYTES:
+                self._stage_chunk(queue, tag, chunk)
+                chunk, size = [], 0
+            chunk.append(item)
+            size += len(item) + 4
+        if chunk:
+            self._stage_chunk(queue, tag, chunk)
+
+    def _stage_chunk(self, queue: Queue, tag: str, encoded: list[bytes]) -> None:
+        self._client.request(
+            Frame(
+                "SEND",
+                (
+                    ("destination", "/admin/stage"),
+                    ("target", self._name_of(queue)),
+                    ("jms-staging-tag", tag),
+                ),
+                stage_frames(encoded),
+            )
         )
 
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:

@@ -147,6 +147,11 @@ class Transport(ABC):
         """The number of the last message sent to ``destination`` (0 if none yet)."""
 
     @abstractmethod
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        """Stage one message per codec encoding in ``encoded`` in ``queue``, tagged ``tag``
+        (``Broker.stage_encoded``), durably when this returns."""
+
+    @abstractmethod
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
         """Publish the staged messages ``staged`` names in one broker transaction, at most once
         per ``marker`` batch id, and consume the staging queues (``Broker.publish_staged``);

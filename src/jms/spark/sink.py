@@ -8,7 +8,9 @@ to the broker, and the driver only says which of them to publish:
 1. **Stage.** Each task attempt sends its messages as *staged messages* (``jms.broker.staging``:
    each wrapped whole, in its codec form, in a BytesMessage tagged with the attempt's id) to its
    partition's *staging queue* ``jms.spark.staging.<sink>.p<partition>`` — nobody consumes it —
-   in transactions of a few thousand, and reports (staging queue, attempt, count).
+   an Arrow batch at a time (``Session.stage_encoded``: over STOMP, frames of a few MiB of
+   encodings that the broker stores without decoding), and reports (staging queue, attempt,
+   count).
 2. **Publish.** The driver's ``commit`` sends one request, ``Session.publish_staged``: the broker
    publishes the staged messages of the reported attempts (orphans of failed attempts are skipped),
    partition after partition so the rows keep their order (a source's partitions are consecutive
@@ -50,7 +52,6 @@ from jms.client import (
     Connection,
     ConnectionFactory,
     StagedRange,
-    staged_message,
 )
 from jms.message import Queue
 from jms.message.codec import encode
@@ -70,9 +71,6 @@ logger = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = "jms.spark.staging."
 COMMITS_PREFIX: Final = "jms.spark.commits."
-# Staged sends per broker transaction in a task (staging is invisible, so any size is safe; the
-# broker holds one transaction's sends until its commit).
-_STAGE_CHUNK: Final = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +96,11 @@ def stage(
     staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
     count = 0
     with _connect(options) as connection:
-        session = connection.create_session(transacted=True)
-        producer = session.create_producer(Queue(staging))
+        session = connection.create_session()
         for batch in batches:
-            for message in rows.messages(batch):
-                producer.send(staged_message(encode(message), attempt))
-                count += 1
-                if count % _STAGE_CHUNK == 0:
-                    session.commit()
-        session.commit()
+            encoded = [encode(message) for message in rows.messages(batch)]
+            session.stage_encoded(Queue(staging), attempt, encoded)
+            count += len(encoded)
     return StagedPartition(staging, attempt, count)
 
 

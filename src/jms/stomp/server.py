@@ -49,6 +49,7 @@ from jms.broker import (
     wall_clock_ms,
 )
 from jms.broker.security import Action, Security
+from jms.broker.staging import split_stage_frames
 from jms.errors import (
     IllegalStateException,
     InvalidDestinationException,
@@ -1354,6 +1355,13 @@ class _ClientConnection(asyncio.Protocol):
                 broker_id, source, frame.header("selector") or None, start, end
             )
             self._receipt_headers = (("jms-first-not-due", str(found or 0)),)
+        elif command == "stage":
+            queue = self._staging_queue(frame.header("target"), "header target")
+            self._authorize(Action.SEND, queue)
+            tag = frame.header("jms-staging-tag")
+            if tag is None:
+                raise _FrameError("/admin/stage needs a jms-staging-tag header")
+            self._broker.stage_encoded(broker_id, queue, tag, split_stage_frames(frame.body))
         elif command == "publish-staged":
             self._publish_staged(frame)
         elif command == "create-temporary":
@@ -1382,8 +1390,8 @@ class _ClientConnection(asyncio.Protocol):
             raise _FrameError(
                 f"unknown admin command {command!r}; the commands are /admin/stats, "
                 "/admin/purge, /admin/create-temporary, /admin/delete-temporary, "
-                "/admin/last-sequence, /admin/acknowledge-through, /admin/first-not-due and "
-                "/admin/publish-staged",
+                "/admin/last-sequence, /admin/acknowledge-through, /admin/first-not-due, "
+                "/admin/stage and /admin/publish-staged",
                 InvalidDestinationException,
             )
 
@@ -1416,7 +1424,7 @@ class _ClientConnection(asyncio.Protocol):
                 raise TypeError("marker is neither an object nor null")
             staged = [
                 StagedRange(
-                    self._staging_queue(part["queue"]),
+                    self._staging_queue(part["queue"], "staged queue"),
                     part["tag"],
                     part["through_seq"],
                     part["count"],
@@ -1424,7 +1432,7 @@ class _ClientConnection(asyncio.Protocol):
                 for part in parts
             ]
             return staged, None if marker is None else BatchMarker(
-                self._staging_queue(marker["queue"]), marker["batch_id"]
+                self._staging_queue(marker["queue"], "marker queue"), marker["batch_id"]
             )
         except (
             UnicodeDecodeError,
@@ -1439,10 +1447,13 @@ class _ClientConnection(asyncio.Protocol):
                 f"null}}: {type(error).__name__}: {error}"
             ) from None
 
-    def _staging_queue(self, text: object) -> Queue:
-        destination = self._destination(text if isinstance(text, str) else None, "queue")
+    def _staging_queue(self, text: object, where: str) -> Queue:
+        """The queue ``text`` names (``where`` says which header or field, in errors)."""
+        if not isinstance(text, str):
+            raise _FrameError(f"{where} must name a queue; got {text!r}")
+        destination = self._destination(text, where)
         if not isinstance(destination, Queue) or isinstance(destination, TemporaryQueue):
-            raise ValueError(f"{self._name_of(destination)} is not a (non-temporary) queue")
+            raise ValueError(f"{where} {self._name_of(destination)} is not a (non-temporary) queue")
         return destination
 
     async def _publish_staged_later(
