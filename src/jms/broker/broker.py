@@ -81,6 +81,7 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
+from jms.message.codec import restamped
 from jms.selector import Selector
 from jms.store import (
     DONE,
@@ -184,7 +185,7 @@ class _PagedStaging:
 
     def __init__(
         self,
-        messages: list[dict[int, Message]],
+        messages: list[dict[int, tuple[Message, bytes]]],
         markers: dict[int, int],
         marker_paging: tuple[int | None, int] | None,
     ) -> None:
@@ -850,7 +851,7 @@ class Broker:
                 if marker_queue is not None and marker_queue.store_key and first:
                     marker_read = (marker_queue.store_key, first)
         _await(self._store.submit(()))  # every staged message readable
-        messages: list[dict[int, Message]] = [{} for _ in ranges]
+        messages: list[dict[int, tuple[Message, bytes]]] = [{} for _ in ranges]
         for index, key, first, through in reads:
             tag = ranges[index].tag
             for stored in self._stored_through(key, first, through):
@@ -903,7 +904,7 @@ class Broker:
                 )
                 self._consume_staging(connection, ranges, work)
                 return 0
-        messages: list[Message] = []
+        messages: list[tuple[Message, bytes | None]] = []
         for index, part in enumerate(ranges):
             held = self._staged_held(connection, part, read.messages[index])
             messages += [held[seq] for seq in sorted(held)]
@@ -911,22 +912,35 @@ class Broker:
             note = Message()
             note._properties[MARKER_BATCH] = Long(marker.batch_id)
             note._destination = marker.queue
-            messages.append(note)
+            messages.append((note, None))
         prefix = f"ID:{self._instance}-s{next(self._ids)}:"
         plan = []
         allowed: set[str] = set()
-        for number, message in enumerate(messages, 1):
-            self._stamp_published(message, work.now, f"{prefix}{number}")
+        for number, (message, staged) in enumerate(messages, 1):
+            message_id = f"{prefix}{number}"
+            self._stamp_published(message, work.now, message_id)
             target = self._target_for_send(message)
             if authorize_send is not None and target.text not in allowed:
                 authorize_send(target.destination)
                 allowed.add(target.text)
-            plan.append((target, message, self._targets(target, message, connection)))
-        self._check_room([(target, queues) for target, _, queues in plan])
+            encoded = None
+            if staged is not None and message._delivery_mode == DeliveryMode.PERSISTENT:
+                # The store keeps these bytes: the staged ones with the new stamps, not a new
+                # encoding of the whole message.
+                encoded = restamped(
+                    staged,
+                    message_id=message_id,
+                    timestamp=message._timestamp,
+                    expiration=message._expiration,
+                    delivery_time=message._delivery_time,
+                )
+            queues = self._targets(target, message, connection)
+            plan.append((target, message, queues, encoded))
+        self._check_room([(target, queues) for target, _, queues, _ in plan])
         if marker_queue is not None:  # the older markers go as the new one comes
             self._consume_through(marker_queue, self._queues[str(marker.queue)].last_seq, work)
-        for target, message, queues in plan:
-            self._append(target, message, queues, work)
+        for target, message, queues, encoded in plan:
+            self._append(target, message, queues, work, encoded)
         self._consume_staging(connection, ranges, work)
         return len(messages) - (marker is not None)
 
@@ -944,12 +958,16 @@ class Broker:
         return max(found, default=None)
 
     def _staged_held(
-        self, connection: _Connection, part: StagedRange, paged: dict[int, Message]
-    ) -> dict[int, Message]:
-        """The messages ``part`` names, unstaged, by sequence number (``paged``: those read from
-        the store); ``JMSException`` unless there are exactly ``part.count``."""
+        self,
+        connection: _Connection,
+        part: StagedRange,
+        paged: dict[int, tuple[Message, bytes]],
+    ) -> dict[int, tuple[Message, bytes]]:
+        """The messages ``part`` names, unstaged (with their encodings), by sequence number
+        (``paged``: those read from the store); ``JMSException`` unless there are exactly
+        ``part.count``."""
         queue = self._browse_source(connection, part.queue)
-        held: dict[int, Message] = {}
+        held: dict[int, tuple[Message, bytes]] = {}
         if queue is not None:
             for entry in queue.entries_through(part.through_seq):
                 if entry.message._properties.get(STAGING_TAG) == part.tag:
@@ -1384,6 +1402,7 @@ class Broker:
         message: Message,
         queues: list[MessageQueue],
         work: _Work,
+        encoded: bytes | None = None,
     ) -> None:
         seq = state.next_seq()
         through = state.reservation_due()
@@ -1394,7 +1413,7 @@ class Broker:
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
-                work.operations.append(AppendMessage(state.text, seq, message, stored))
+                work.operations.append(AppendMessage(state.text, seq, message, stored, encoded))
         expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
         window = state.policy.memory_window

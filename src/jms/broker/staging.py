@@ -141,14 +141,15 @@ def split_stage_frames(body: bytes) -> list[bytes]:
     return items
 
 
-def unstage(wrapper: Message, where: str) -> Message:
-    """The message a staged message carries (``where`` names it in errors)."""
+def unstage(wrapper: Message, where: str) -> tuple[Message, bytes]:
+    """The message a staged message carries, and its encoding (``where`` names it in errors)."""
     if not isinstance(wrapper, BytesMessage):
         raise MessageFormatException(
             f"{where} is a {type(wrapper).__name__}, not a staged message (a BytesMessage)"
         )
+    encoded = wrapper._content()
     try:
-        return decode(wrapper._content())
+        return decode(encoded), encoded
     except MessageFormatException as error:
         raise MessageFormatException(
             f"{where} does not carry a message: {error.reason}", linked_exception=error
