@@ -21,7 +21,7 @@ from jms.message import (
     TemporaryTopic,
     TextMessage,
 )
-from jms.message.codec import FORMAT_VERSION, decode, encode, restamped
+from jms.message.codec import FORMAT_VERSION, decode, encode, encode_with_bodies, restamped
 from jms.types import Char, Double, Float, Int, Long
 from tests.strategies import message_fingerprint, messages
 
@@ -283,3 +283,23 @@ def test_restamped_bytes_are_the_encoding_of_the_restamped_message(
     message.set_jms_redelivered(False)
     assert data == encode(message)
     assert message_fingerprint(decode(data)) == message_fingerprint(message)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(messages(), st.lists(st.binary(max_size=300), max_size=4))
+def test_encodings_with_bodies_are_the_encodings_of_the_template_with_each_body(
+    message: Message, bodies: list[bytes]
+) -> None:
+    template = BytesMessage()
+    template._properties = dict(message._properties)
+    template._destination = message._destination
+    template._timestamp = message._timestamp
+    template.write_bytes(b"ignored")
+    expected = []
+    for body in bodies:
+        copy = template._copy()
+        assert isinstance(copy, BytesMessage)
+        copy.clear_body()
+        copy.write_bytes(body)
+        expected.append(encode(copy))
+    assert encode_with_bodies(template, bodies) == expected

@@ -81,7 +81,7 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
-from jms.message.codec import restamped
+from jms.message.codec import encode_with_bodies, restamped
 from jms.selector import Selector
 from jms.store import (
     DONE,
@@ -760,7 +760,18 @@ class Broker:
         that is not a message), PERSISTENT, in one store batch that is durable when this
         returns."""
         check_stage_request(queue, tag, encoded)
-        wrappers = [staged_message(item, tag) for item in encoded]
+        now = self._clock()
+        template = staged_message(b"", tag)
+        template._destination = queue
+        template._timestamp = now
+        wrappers = []
+        for item in encoded:
+            wrapper = staged_message(item, tag)
+            wrapper._destination = queue
+            wrapper._timestamp = now
+            wrappers.append(wrapper)
+        # Each stored encoding is made from the template's: one encoding of the headers.
+        stored = encode_with_bodies(template, encoded)
         with self._lock:
             connection = self._connection(connection_id)
             state = self._queue_destination(queue)
@@ -768,11 +779,9 @@ class Broker:
             queues = [state.queue]
             if state.policy.max_backlog is not None:
                 self._check_room([(state, queues)] * len(wrappers))
-            work = _Work(self._clock())
-            for wrapper in wrappers:
-                wrapper._destination = queue
-                wrapper._timestamp = work.now
-                self._append(state, wrapper, queues, work)
+            work = _Work(now)
+            for wrapper, wrapper_encoded in zip(wrappers, stored, strict=True):
+                self._append(state, wrapper, queues, work, wrapper_encoded)
             completion = self._finish(work)
         completion.wait()
 

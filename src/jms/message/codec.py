@@ -42,7 +42,7 @@ from jms.types import (
     round_to_float32,
 )
 
-__all__ = ["FORMAT_VERSION", "decode", "encode", "restamped"]
+__all__ = ["FORMAT_VERSION", "decode", "encode", "encode_with_bodies", "restamped"]
 
 FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
@@ -215,6 +215,15 @@ def encode(message: Message) -> bytes:
         _encode_values(out, properties.values())
     _BODY_ENCODERS[body_tag](out, message)
     return bytes(out)
+
+
+def encode_with_bodies(template: BytesMessage, bodies: Iterable[bytes]) -> list[bytes]:
+    """``encode`` of ``template`` with each of ``bodies`` as its body (its own body ignored),
+    made from one encoding of its headers and properties: a BytesMessage's body comes last."""
+    empty = template._copy()
+    empty._clear_body_content()
+    head = encode(empty)[: -_U32.size]  # without the empty body's length
+    return [b"".join((head, _U32.pack(len(body)), body)) for body in bodies]
 
 
 def restamped(
