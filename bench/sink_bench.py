@@ -26,9 +26,7 @@ import pyarrow.parquet as pq
 
 from jms.client import ConnectionFactory
 from jms.message import Queue
-
-sys.path.insert(0, str(Path(__file__).parent))
-from pipeline_bench import start_broker  # noqa: E402 - the bench directory is not a package
+from pipeline_bench import start_broker  # the script's directory is on sys.path
 
 
 def write_rows(path: Path, count: int, size: int) -> None:

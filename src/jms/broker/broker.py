@@ -809,8 +809,8 @@ class Broker:
         ``authorize_send`` (a front end's permission check, called under the broker's lock once
         per destination; it must not call back into the broker) refuses a destination, nothing
         changes and the exception says why. Staged messages paged out to the store are read and
-        decoded before the lock is taken; the published messages stay in memory until the one
-        store batch holding them is durable.
+        decoded before the lock is taken; the published messages, with their encodings, stay in
+        memory until the one store batch holding them is durable.
         """
         ranges = list(staged)
         for part in ranges:

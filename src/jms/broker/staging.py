@@ -3,15 +3,15 @@ atomic, idempotent request to the broker (``Broker.publish_staged``) — how a d
 (the Spark sink) makes a batch visible at once and at most once while its data crosses the
 network only once.
 
-Staging is ``Broker.stage_encoded``: the encodings arrive as they are and each becomes one staged
-message without being decoded (over STOMP, many in one ``/admin/stage`` frame). A *staged
-message* is a BytesMessage whose body is the ``jms.message.codec`` encoding of the
+A *staged message* is a BytesMessage whose body is the ``jms.message.codec`` encoding of the
 message to publish (its destination, headers, properties and body) and whose String property
-``STAGING_TAG`` names the writer that staged it (a Spark task attempt). Nobody consumes a staging
-queue: its messages are inert until a publish names them. ``StagedRange`` names the staged
-messages of one writer in one staging queue (those tagged ``tag`` numbered up to
-``through_seq``, ``count`` of them); ``BatchMarker`` names the queue whose marker message
-remembers the highest batch id published, so that a batch is published at most once.
+``STAGING_TAG`` names the writer that staged it (a Spark task attempt). ``Broker.stage_encoded``
+makes them from the encodings as they arrive, without decoding them (over STOMP, many in one
+``/admin/stage`` frame: ``stage_frames``). Nobody consumes a staging queue: its messages are inert
+until a publish names them. ``StagedRange`` names the staged messages of one writer in one
+staging queue (those tagged ``tag`` numbered up to ``through_seq``, ``count`` of them);
+``BatchMarker`` names the queue whose marker message remembers the highest batch id published,
+so that a batch is published at most once.
 
 This module only defines the format and the request's parts; the broker executes it.
 """
