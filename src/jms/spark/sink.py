@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
@@ -95,12 +96,21 @@ def stage(
     task = TaskContext.get()
     staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
     count = 0
-    with _connect(options) as connection:
+    # One batch is staged by a sender thread while the next is encoded here: waiting for the
+    # broker (its store's commit) then overlaps with the work of this task. The session is
+    # used by one thread at a time: the sender's call ends before the next one starts.
+    with _connect(options) as connection, ThreadPoolExecutor(1, "jms-sink-stage") as sender:
         session = connection.create_session()
+        staging_queue = Queue(staging)
+        in_flight: Future[None] | None = None
         for batch in batches:
             encoded = [encode(message) for message in rows.messages(batch)]
-            session.stage_encoded(Queue(staging), attempt, encoded)
+            if in_flight is not None:
+                in_flight.result()
+            in_flight = sender.submit(session.stage_encoded, staging_queue, attempt, encoded)
             count += len(encoded)
+        if in_flight is not None:
+            in_flight.result()
     return StagedPartition(staging, attempt, count)
 
 
