@@ -16,8 +16,9 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
 far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
 subscription by sequence number (``browse_range``, ``last_sequence``) and consume everything up to
-a number at once (``acknowledge_through``, a cursor commit); ``publish_staged`` publishes staged
-messages atomically (``jms.broker.staging``). A transport never decides acknowledgement modes, never
+a number at once (``acknowledge_through``, a cursor commit); ``stage_encoded`` stages codec
+encodings and ``publish_staged`` publishes staged messages atomically (``jms.broker.staging``).
+A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
 
