@@ -21,7 +21,7 @@ from jms.message import (
     TemporaryTopic,
     TextMessage,
 )
-from jms.message.codec import FORMAT_VERSION, decode, encode
+from jms.message.codec import FORMAT_VERSION, decode, encode, encode_with_bodies, restamped
 from jms.types import Char, Double, Float, Int, Long
 from tests.strategies import message_fingerprint, messages
 
@@ -256,3 +256,50 @@ def test_mutated_encodings_never_raise_anything_else(message: Message, data: st.
         return
     # Whatever decodes must be a message the setters could have built.
     assert message_fingerprint(decode(encode(decoded))) == message_fingerprint(decoded)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    messages(),
+    st.text(),
+    st.integers(0, 2**63 - 1),
+    st.integers(0, 2**63 - 1),
+    st.integers(0, 2**63 - 1),
+)
+def test_restamped_bytes_are_the_encoding_of_the_restamped_message(
+    message: Message, message_id: str, timestamp: int, expiration: int, delivery_time: int
+) -> None:
+    stamps = {
+        "message_id": message_id,
+        "timestamp": timestamp,
+        "expiration": expiration,
+        "delivery_time": delivery_time,
+    }
+    data = restamped(encode(message), **stamps)
+    message.set_jms_message_id(message_id)
+    message.set_jms_timestamp(timestamp)
+    message.set_jms_expiration(expiration)
+    message.set_jms_delivery_time(delivery_time)
+    message.set_jms_redelivered(False)
+    assert data == encode(message)
+    assert message_fingerprint(decode(data)) == message_fingerprint(message)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(messages(), st.lists(st.binary(max_size=300), max_size=4))
+def test_encodings_with_bodies_are_the_encodings_of_the_template_with_each_body(
+    message: Message, bodies: list[bytes]
+) -> None:
+    template = BytesMessage()
+    template._properties = dict(message._properties)
+    template._destination = message._destination
+    template._timestamp = message._timestamp
+    template.write_bytes(b"ignored")
+    expected = []
+    for body in bodies:
+        copy = template._copy()
+        assert isinstance(copy, BytesMessage)
+        copy.clear_body()
+        copy.write_bytes(body)
+        expected.append(encode(copy))
+    assert encode_with_bodies(template, bodies) == expected

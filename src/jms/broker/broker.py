@@ -50,6 +50,15 @@ from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
 from jms.broker.pager import Pager, PageRequest
 from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
+from jms.broker.staging import (
+    MARKER_BATCH,
+    STAGING_TAG,
+    BatchMarker,
+    StagedRange,
+    check_stage_request,
+    staged_message,
+    unstage,
+)
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
 from jms.broker.timer import DeadlineTimer
@@ -72,6 +81,7 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
+from jms.message.codec import encode_with_bodies, restamped
 from jms.selector import Selector
 from jms.store import (
     DONE,
@@ -89,7 +99,7 @@ from jms.store import (
     StoredEntry,
     StoreOperation,
 )
-from jms.types import Int
+from jms.types import Int, Long
 
 __all__ = [
     "DEAD_LETTER_REASON",
@@ -109,6 +119,9 @@ _RECOVERY_PAGE = 1000
 _PAGE_IN_LIMIT = 1000
 # Sequence numbers read per call while recovering a queue's paged-out entries.
 _SEQUENCE_PAGE = 65_536
+
+# Reads of a publish_staged before the marker queue it names stops changing under it.
+_PUBLISH_ATTEMPTS = 3
 
 # JMSXDeliveryCount of nearly every delivery; an Int is immutable, so all of them may share it.
 _FIRST_DELIVERY_COUNT = Int(1)
@@ -161,6 +174,24 @@ class _Work:
         self.reselect: set[MessageQueue] = set()
         self.watch: set[MessageQueue] = set()
         self.paging: set[MessageQueue] = set()
+
+
+class _PagedStaging:
+    """What ``publish_staged`` read from the store before taking the lock: per range, the
+    unstaged messages by sequence number; the paged-out markers' batch ids by sequence number;
+    the marker queue's paging state then (``(first paged-out seq, count)``)."""
+
+    __slots__ = ("marker_paging", "markers", "messages")
+
+    def __init__(
+        self,
+        messages: list[dict[int, tuple[Message, bytes]]],
+        markers: dict[int, int],
+        marker_paging: tuple[int | None, int] | None,
+    ) -> None:
+        self.messages = messages
+        self.markers = markers
+        self.marker_paging = marker_paging
 
 
 class Broker:
@@ -721,6 +752,285 @@ class Broker:
             state = self._queues.get(text) or self._topics.get(text)
             return state.last_seq if state is not None else 0
 
+    # -- staged publishing (jms.broker.staging) -------------------------------------------------
+
+    def stage_encoded(
+        self, connection_id: int, queue: Queue, tag: str, encoded: Sequence[bytes]
+    ) -> None:
+        """Append to the staging queue ``queue`` one staged message tagged ``tag`` per codec
+        encoding in ``encoded`` (not decoded here: ``publish_staged`` decodes, and refuses one
+        that is not a message), PERSISTENT, in one store batch that is durable when this
+        returns."""
+        check_stage_request(queue, tag, encoded)
+        now = self._clock()
+        template = staged_message(b"", tag)
+        template._destination = queue
+        template._timestamp = now
+        wrappers = []
+        for item in encoded:
+            wrapper = staged_message(item, tag)
+            wrapper._destination = queue
+            wrapper._timestamp = now
+            wrappers.append(wrapper)
+        # Each stored encoding is made from the template's: one encoding of the headers.
+        stored = encode_with_bodies(template, encoded)
+        with self._lock:
+            connection = self._connection(connection_id)
+            state = self._queue_destination(queue)
+            self._check_owner(connection, state)
+            queues = [state.queue]
+            if state.policy.max_backlog is not None:
+                self._check_room([(state, queues)] * len(wrappers))
+            work = _Work(now)
+            for wrapper, wrapper_encoded in zip(wrappers, stored, strict=True):
+                self._append(state, wrapper, queues, work, wrapper_encoded)
+            completion = self._finish(work)
+        completion.wait()
+
+    def publish_staged(
+        self,
+        connection_id: int,
+        staged: Sequence[StagedRange],
+        marker: BatchMarker | None = None,
+        authorize_send: Callable[[Destination], None] | None = None,
+    ) -> int:
+        """Publish the staged messages ``staged`` names, in one transaction, and return how many.
+
+        Range after range, each in sequence order, every message goes to its own destination
+        stamped as a producer sending it now would stamp it: a new message ID and timestamp, its
+        own delivery mode and priority, its expiration and delivery time kept (one already
+        expired is still sent, to expire as its destination's policy says). With ``marker``, a
+        marker message holding its batch id goes to the marker queue in the same transaction and
+        the older markers there are consumed; if a marker there already holds that batch id or a
+        higher one, nothing is published and 0 is returned (a batch re-run, a retried publish).
+        Either way every staging queue named is consumed through the highest ``through_seq``
+        named for it, leftovers of other tags included.
+
+        Atomic: when a range does not hold exactly ``count`` messages with its tag (one is
+        missing, in flight, or was never staged), a message cannot be decoded or sent, or
+        ``authorize_send`` (a front end's permission check, called under the broker's lock once
+        per destination; it must not call back into the broker) refuses a destination, nothing
+        changes and the exception says why. Staged messages paged out to the store are read and
+        decoded before the lock is taken; the published messages, with their encodings, stay in
+        memory until the one store batch holding them is durable.
+        """
+        ranges = list(staged)
+        for part in ranges:
+            if not isinstance(part, StagedRange):
+                raise TypeError(f"publish_staged takes StagedRange values; got {part!r}")
+        if marker is not None and not isinstance(marker, BatchMarker):
+            raise TypeError(f"marker must be a BatchMarker or None; got {marker!r}")
+        for _ in range(_PUBLISH_ATTEMPTS):
+            read = self._read_paged_staging(connection_id, ranges, marker)
+            with self._lock:
+                connection = self._connection(connection_id)
+                if marker is not None and read.marker_paging != self._paging_of(
+                    self._browse_source(connection, marker.queue)
+                ):
+                    continue  # the marker queue paged out or in meanwhile: read it again
+                work = _Work(self._clock())
+                published = self._publish_read(
+                    connection, ranges, marker, read, authorize_send, work
+                )
+                completion = self._finish(work)
+            completion.wait()
+            return published
+        raise IllegalStateException(
+            f"the marker queue {marker.queue if marker else ''} changed during each of "
+            f"{_PUBLISH_ATTEMPTS} attempts to publish: is another writer publishing to it?"
+        )
+
+    def _read_paged_staging(
+        self, connection_id: int, ranges: list[StagedRange], marker: BatchMarker | None
+    ) -> _PagedStaging:
+        """Without the lock: the staged messages of ``ranges`` that are paged out (unstaged), and
+        the batch ids of the marker queue's paged-out markers."""
+        reads: list[tuple[int, str, int, int]] = []  # range index, store key, first seq, through
+        marker_read: tuple[str, int] | None = None
+        marker_paging: tuple[int | None, int] | None = None
+        with self._lock:
+            connection = self._connection(connection_id)
+            for index, part in enumerate(ranges):
+                queue = self._browse_source(connection, part.queue)
+                first = queue.first_paged() if queue is not None else None
+                if queue is not None and queue.store_key and first and first <= part.through_seq:
+                    reads.append((index, queue.store_key, first, part.through_seq))
+            if marker is not None:
+                marker_queue = self._browse_source(connection, marker.queue)
+                marker_paging = self._paging_of(marker_queue)
+                first = marker_queue.first_paged() if marker_queue is not None else None
+                if marker_queue is not None and marker_queue.store_key and first:
+                    marker_read = (marker_queue.store_key, first)
+        _await(self._store.submit(()))  # every staged message readable
+        messages: list[dict[int, tuple[Message, bytes]]] = [{} for _ in ranges]
+        for index, key, first, through in reads:
+            tag = ranges[index].tag
+            for stored in self._stored_through(key, first, through):
+                if stored.message._properties.get(STAGING_TAG) == tag:
+                    where = f"staged message {stored.seq} of {ranges[index].queue}"
+                    messages[index][stored.seq] = unstage(stored.message, where)
+        markers: dict[int, int] = {}
+        if marker_read is not None:
+            for stored in self._stored_through(*marker_read, None):
+                batch = stored.message._properties.get(MARKER_BATCH)
+                if batch is not None:
+                    markers[stored.seq] = int(batch)
+        return _PagedStaging(messages, markers, marker_paging)
+
+    def _stored_through(self, key: str, start: int, through: int | None) -> Iterable[StoredEntry]:
+        """The entries of the store queue ``key`` from ``start`` through ``through``, page by page
+        (without the lock)."""
+        while True:
+            page = self._store.read_entries(key, start, through, _PAGE_IN_LIMIT)
+            yield from page
+            if len(page) < _PAGE_IN_LIMIT:
+                return
+            start = page[-1].seq + 1
+
+    @staticmethod
+    def _paging_of(queue: MessageQueue | None) -> tuple[int | None, int] | None:
+        return None if queue is None else (queue.first_paged(), queue.paged)
+
+    def _publish_read(
+        self,
+        connection: _Connection,
+        ranges: list[StagedRange],
+        marker: BatchMarker | None,
+        read: _PagedStaging,
+        authorize_send: Callable[[Destination], None] | None,
+        work: _Work,
+    ) -> int:
+        """Under the lock: decide and apply a ``publish_staged`` whose paged-out part is
+        ``read``; return how many messages it published."""
+        marker_queue = None
+        if marker is not None:
+            marker_queue = self._browse_source(connection, marker.queue)
+            published = self._marked_batch(marker_queue, read.markers)
+            if published is not None and marker.batch_id <= published:
+                logger.info(
+                    "%s already marks batch %d published: batch %d is not published again",
+                    marker.queue,
+                    published,
+                    marker.batch_id,
+                )
+                self._consume_staging(connection, ranges, work)
+                return 0
+        messages: list[tuple[Message, bytes | None]] = []
+        for index, part in enumerate(ranges):
+            held = self._staged_held(connection, part, read.messages[index])
+            messages += [held[seq] for seq in sorted(held)]
+        if marker is not None:
+            note = Message()
+            note._properties[MARKER_BATCH] = Long(marker.batch_id)
+            note._destination = marker.queue
+            messages.append((note, None))
+        prefix = f"ID:{self._instance}-s{next(self._ids)}:"
+        plan = []
+        allowed: set[str] = set()
+        for number, (message, staged) in enumerate(messages, 1):
+            message_id = f"{prefix}{number}"
+            self._stamp_published(message, work.now, message_id)
+            target = self._target_for_send(message)
+            if authorize_send is not None and target.text not in allowed:
+                authorize_send(target.destination)
+                allowed.add(target.text)
+            encoded = None
+            if staged is not None and message._delivery_mode == DeliveryMode.PERSISTENT:
+                # The store keeps these bytes: the staged ones with the new stamps, not a new
+                # encoding of the whole message.
+                encoded = restamped(
+                    staged,
+                    message_id=message_id,
+                    timestamp=message._timestamp,
+                    expiration=message._expiration,
+                    delivery_time=message._delivery_time,
+                )
+            queues = self._targets(target, message, connection)
+            plan.append((target, message, queues, encoded))
+        self._check_room([(target, queues) for target, _, queues, _ in plan])
+        if marker_queue is not None:  # the older markers go as the new one comes
+            self._consume_through(marker_queue, self._queues[str(marker.queue)].last_seq, work)
+        for target, message, queues, encoded in plan:
+            self._append(target, message, queues, work, encoded)
+        self._consume_staging(connection, ranges, work)
+        return len(messages) - (marker is not None)
+
+    @staticmethod
+    def _marked_batch(queue: MessageQueue | None, paged_markers: dict[int, int]) -> int | None:
+        """The highest batch id the markers in ``queue`` hold (those paged out read before)."""
+        if queue is None:
+            return None
+        found = [
+            int(entry.message._properties[MARKER_BATCH])
+            for entry in queue.entries.values()
+            if MARKER_BATCH in entry.message._properties
+        ]
+        found += [batch for seq, batch in paged_markers.items() if queue.is_paged(seq)]
+        return max(found, default=None)
+
+    def _staged_held(
+        self,
+        connection: _Connection,
+        part: StagedRange,
+        paged: dict[int, tuple[Message, bytes]],
+    ) -> dict[int, tuple[Message, bytes]]:
+        """The messages ``part`` names, unstaged (with their encodings), by sequence number
+        (``paged``: those read from the store); ``JMSException`` unless there are exactly
+        ``part.count``."""
+        queue = self._browse_source(connection, part.queue)
+        held: dict[int, tuple[Message, bytes]] = {}
+        if queue is not None:
+            for entry in queue.entries_through(part.through_seq):
+                if entry.message._properties.get(STAGING_TAG) == part.tag:
+                    where = f"staged message {entry.seq} of {part.queue}"
+                    held[entry.seq] = unstage(entry.message, where)
+            for seq, message in paged.items():
+                if seq not in held and queue.is_paged(seq):
+                    held[seq] = message
+        if len(held) != part.count:
+            raise JMSException(
+                f"{part.queue} holds {len(held)} of the {part.count} messages tagged "
+                f"{part.tag!r} up to number {part.through_seq} (not in flight); nothing was "
+                "published"
+            )
+        return held
+
+    @staticmethod
+    def _stamp_published(message: Message, now: int, message_id: str) -> None:
+        """Stamp a staged message as a producer sending it now with its own headers would."""
+        expiration = message._expiration
+        message._expiration = 0 if expiration == 0 else max(now + 1, expiration)
+        message._delivery_time = max(now, message._delivery_time)
+        message._timestamp = now
+        message._message_id = message_id
+        message._redelivered = False
+
+    def _consume_staging(
+        self, connection: _Connection, ranges: list[StagedRange], work: _Work
+    ) -> None:
+        through: dict[Queue, int] = {}
+        for part in ranges:
+            through[part.queue] = max(through.get(part.queue, 0), part.through_seq)
+        for name, seq in through.items():
+            queue = self._browse_source(connection, name)
+            if queue is not None:
+                self._consume_through(queue, seq, work)
+
+    def _consume_through(self, queue: MessageQueue, seq: int, work: _Work) -> None:
+        """Consume every entry of ``queue`` up to ``seq`` not in flight, paged-out ones too."""
+        for entry in queue.entries_through(seq):
+            queue.remove(entry)
+            queue.acknowledged += 1
+            if entry.stored:
+                assert queue.store_key is not None
+                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+        first_paged, paged = queue.drop_paged_through(seq)
+        if paged:
+            assert queue.store_key is not None
+            work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+            queue.acknowledged += paged
+        work.paging.add(queue)
+
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
         with self._lock:
@@ -1103,6 +1413,7 @@ class Broker:
         message: Message,
         queues: list[MessageQueue],
         work: _Work,
+        encoded: bytes | None = None,
     ) -> None:
         seq = state.next_seq()
         through = state.reservation_due()
@@ -1113,7 +1424,7 @@ class Broker:
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
-                work.operations.append(AppendMessage(state.text, seq, message, stored))
+                work.operations.append(AppendMessage(state.text, seq, message, stored, encoded))
         expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
         window = state.policy.memory_window

@@ -467,6 +467,11 @@ class MessageQueue:
             del self._paged[index]
         return True
 
+    def is_paged(self, seq: int) -> bool:
+        """Whether ``seq`` is one of the paged-out entries."""
+        index = bisect_left(self._paged, seq, self._paged_head)
+        return index < len(self._paged) and self._paged[index] == seq
+
     def _compact(self) -> None:
         if self._paged_head >= _COMPACT_AT and self._paged_head * 2 >= len(self._paged):
             del self._paged[: self._paged_head]

@@ -1,13 +1,17 @@
 """The JMS client API: ``ConnectionFactory``, ``Connection``, ``Session``, ``MessageProducer``,
 ``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
 the ``Requestor`` helper for request/reply, and ``SequenceReader`` (reading a queue or durable
-subscription by sequence number range, with a cursor commit) for offset-based readers.
+subscription by sequence number range, with a cursor commit) for offset-based readers, and
+``Session.stage_encoded`` and ``Session.publish_staged`` (with ``StagedRange`` and
+``BatchMarker`` from ``jms.broker.staging``) for writers that stage messages and publish them
+atomically.
 
 One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
 ``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
 delivery decisions are the broker's.
 """
 
+from jms.broker.staging import BatchMarker, StagedRange
 from jms.client.browser import QueueBrowser
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
@@ -21,6 +25,7 @@ from jms.client.session import Session
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 
 __all__ = [
+    "BatchMarker",
     "ClientOptions",
     "Connection",
     "ConnectionFactory",
@@ -37,6 +42,7 @@ __all__ = [
     "Requestor",
     "SequenceReader",
     "Session",
+    "StagedRange",
     "TopicSubscription",
     "Transport",
 ]

@@ -8,9 +8,17 @@ would force: a sent message is copied, so the sender's later changes never reach
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
-from jms.broker import Broker, BrowsePage, ConsumerSpec, DeliverySink, SubscriptionName
+from jms.broker import (
+    BatchMarker,
+    Broker,
+    BrowsePage,
+    ConsumerSpec,
+    DeliverySink,
+    StagedRange,
+    SubscriptionName,
+)
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import JMSException
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -105,6 +113,12 @@ class InProcessTransport(Transport):
 
     def last_sequence(self, destination: Queue | Topic) -> int:
         return self._broker.last_sequence(destination)
+
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        self._broker.stage_encoded(self._id, queue, tag, encoded)
+
+    def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
+        return self._broker.publish_staged(self._id, staged, marker)
 
     def close(self) -> None:
         if not self._broker.closed:

@@ -21,9 +21,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
-from jms.broker import ConsumerSpec, Delivery, wall_clock_ms
+from jms.broker import BatchMarker, ConsumerSpec, Delivery, StagedRange, wall_clock_ms
+from jms.broker.staging import check_stage_request
 from jms.client.browser import QueueBrowser
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import MessageProducer
@@ -199,6 +201,29 @@ class Session:
         to (``acknowledge_through``); see ``jms.client.sequence_reader``."""
         self._check_open()
         return SequenceReader(self, source, message_selector)
+
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        """A provider extension: stage one message per codec encoding (``jms.message.codec``)
+        in ``encoded`` in the staging queue ``queue``, tagged ``tag``, for a later
+        ``publish_staged`` -- apart from this session's transaction, and durably when this
+        returns (over STOMP, in frames of a few MiB, each durable before the next is sent; a
+        failure leaves the ones before it staged, which a publish that does not name them
+        consumes). Nothing is decoded on the way: a bad encoding is refused by the publish."""
+        self._check_open()
+        items = list(encoded)
+        check_stage_request(queue, tag, items)
+        self._transport.stage_encoded(queue, tag, items)
+
+    def publish_staged(
+        self, staged: Sequence[StagedRange], marker: BatchMarker | None = None
+    ) -> int:
+        """A provider extension: publish, in one broker transaction of its own (apart from this
+        session's), the staged messages ``staged`` names — at most once per ``marker`` batch id
+        — and consume the staging queues; return how many were published (0 for a batch the
+        marker shows published before). See ``jms.broker.staging`` and
+        ``Broker.publish_staged``."""
+        self._check_open()
+        return self._transport.publish_staged(list(staged), marker)
 
     def _consumer(
         self,

@@ -20,11 +20,21 @@ modes and never keeps a sent message.
 from __future__ import annotations
 
 import itertools
+import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from jms.broker import BrowsePage, ConsumerSpec, Delivery, DeliverySink, wall_clock_ms
+from jms.broker import (
+    BatchMarker,
+    BrowsePage,
+    ConsumerSpec,
+    Delivery,
+    DeliverySink,
+    StagedRange,
+    wall_clock_ms,
+)
+from jms.broker.staging import stage_frames
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import InvalidDestinationException, JMSException
 from jms.message import (
@@ -49,6 +59,9 @@ from jms.stomp.mapping import (
 __all__ = ["StompTransport", "parse_stomp_url"]
 
 _EXTENSIONS: Final = ("jms-extensions", "1")
+# Bytes of staged messages per /admin/stage frame: well under a server's body limit (10 MiB by
+# default), large enough that a frame's round trip is a small part of its cost.
+_STAGE_FRAME_BYTES: Final = 4 * 1024 * 1024
 
 
 def parse_stomp_url(url: str) -> tuple[str, int]:
@@ -564,6 +577,63 @@ class StompTransport(Transport):
         return self._admin_request(
             "last-sequence", (("target", self._name_of(destination)),), "jms-last-seq"
         )
+
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        self._require_extensions("staging messages")
+        chunk: list[bytes] = []
+        size = 0
+        for item in encoded:
+            if chunk and size + len(item) > _STAGE_FRAME_BYTES:
+                self._stage_chunk(queue, tag, chunk)
+                chunk, size = [], 0
+            chunk.append(item)
+            size += len(item) + 4
+        if chunk:
+            self._stage_chunk(queue, tag, chunk)
+
+    def _stage_chunk(self, queue: Queue, tag: str, encoded: list[bytes]) -> None:
+        self._client.request(
+            Frame(
+                "SEND",
+                (
+                    ("destination", "/admin/stage"),
+                    ("target", self._name_of(queue)),
+                    ("jms-staging-tag", tag),
+                ),
+                stage_frames(encoded),
+            )
+        )
+
+    def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
+        self._require_extensions("publishing staged messages")
+        request = {
+            "staged": [
+                {
+                    "queue": self._name_of(part.queue),
+                    "tag": part.tag,
+                    "through_seq": part.through_seq,
+                    "count": part.count,
+                }
+                for part in staged
+            ],
+            "marker": None
+            if marker is None
+            else {"queue": self._name_of(marker.queue), "batch_id": marker.batch_id},
+        }
+        receipt = self._client.request(
+            Frame(
+                "SEND",
+                (("destination", "/admin/publish-staged"), ("content-type", "application/json")),
+                json.dumps(request).encode(),
+            )
+        )
+        value = receipt.header("jms-published")
+        if value is None or not value.isascii() or not value.isdigit():
+            raise JMSException(
+                f"{self._url} answered /admin/publish-staged with jms-published:{value!r}; "
+                "expected a whole number"
+            )
+        return int(value)
 
     def _require_extensions(self, what: str) -> None:
         if not self._extended:

@@ -16,17 +16,19 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
 far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
 subscription by sequence number (``browse_range``, ``last_sequence``) and consume everything up to
-a number at once (``acknowledge_through``, a cursor commit). A transport never decides acknowledgement modes, never
+a number at once (``acknowledge_through``, a cursor commit); ``stage_encoded`` stages codec
+encodings and ``publish_staged`` publishes staged messages atomically (``jms.broker.staging``).
+A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from jms.broker import BrowsePage, ConsumerSpec, DeliverySink
+from jms.broker import BatchMarker, BrowsePage, ConsumerSpec, DeliverySink, StagedRange
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
 __all__ = ["RangeSource", "TopicSubscription", "Transport"]
@@ -144,6 +146,17 @@ class Transport(ABC):
     @abstractmethod
     def last_sequence(self, destination: Queue | Topic) -> int:
         """The number of the last message sent to ``destination`` (0 if none yet)."""
+
+    @abstractmethod
+    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+        """Stage one message per codec encoding in ``encoded`` in ``queue``, tagged ``tag``
+        (``Broker.stage_encoded``), durably when this returns."""
+
+    @abstractmethod
+    def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
+        """Publish the staged messages ``staged`` names in one broker transaction, at most once
+        per ``marker`` batch id, and consume the staging queues (``Broker.publish_staged``);
+        return how many were published."""
 
     @abstractmethod
     def close(self) -> None:

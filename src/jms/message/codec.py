@@ -42,7 +42,7 @@ from jms.types import (
     round_to_float32,
 )
 
-__all__ = ["FORMAT_VERSION", "decode", "encode"]
+__all__ = ["FORMAT_VERSION", "decode", "encode", "encode_with_bodies", "restamped"]
 
 FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
@@ -215,6 +215,38 @@ def encode(message: Message) -> bytes:
         _encode_values(out, properties.values())
     _BODY_ENCODERS[body_tag](out, message)
     return bytes(out)
+
+
+def encode_with_bodies(template: BytesMessage, bodies: Iterable[bytes]) -> list[bytes]:
+    """``encode`` of ``template`` with each of ``bodies`` as its body (its own body ignored),
+    made from one encoding of its headers and properties: a BytesMessage's body comes last."""
+    empty = template._copy()
+    empty._clear_body_content()
+    head = encode(empty)[: -_U32.size]  # without the empty body's length
+    return [b"".join((head, _U32.pack(len(body)), body)) for body in bodies]
+
+
+def restamped(
+    data: bytes, *, message_id: str, timestamp: int, expiration: int, delivery_time: int
+) -> bytes:
+    """The encoding of the message ``data`` encodes (``encode``'s output, trusted) with these
+    JMSMessageID, JMSTimestamp, JMSExpiration and JMSDeliveryTime and JMSRedelivered false, made
+    without decoding the rest: ``encode`` of the message restamped gives the same bytes."""
+    fields = list(_FIXED.unpack_from(data))
+    bits, property_count = fields[6], fields[12]
+    count = (bits & _STRING_BITS).bit_count() + property_count
+    lengths = list(struct.unpack_from(f">{count}I", data, _FIXED.size))
+    rest = _FIXED.size + 4 * count
+    if bits & _HAS_MESSAGE_ID:
+        rest += lengths.pop(0)
+    new_id = message_id.encode("utf-8", "surrogatepass")
+    lengths.insert(0, len(new_id))
+    fields[5] = 0  # JMSRedelivered
+    fields[6] = bits | _HAS_MESSAGE_ID
+    fields[9:12] = timestamp, expiration, delivery_time
+    return b"".join(
+        (_FIXED.pack(*fields), struct.pack(f">{len(lengths)}I", *lengths), new_id, data[rest:])
+    )
 
 
 def _encode_no_body(out: bytearray, message: Any) -> None:

@@ -2,23 +2,27 @@
 
 Theory of operation (docs/spark.md, "The sink"). Spark runs ``write`` in tasks on executors and
 ``commit`` once in the driver after every task succeeded; a task may run more than once, and a
-streaming batch may run again after a crash. So:
+streaming batch may run again after a crash. So the rows cross the network once, from the tasks
+to the broker, and the driver only says which of them to publish:
 
-1. **Stage.** Each task attempt sends its messages, each wrapped whole (``jms.message.codec``) in a
-   BytesMessage tagged with the attempt's id, to its partition's *staging queue*
-   ``jms.spark.staging.<sink>.p<partition>`` — nobody consumes it — and reports (staging queue,
-   attempt, count).
-2. **Publish.** The driver's ``commit`` reads the staged messages of the reported attempts (range
-   reads with a selector on the attempt: orphans of failed attempts are skipped), partition after
-   partition, so the rows keep their order (a source's partitions are consecutive ranges), and in
-   **one broker transaction** sends each to its destination and, for a named sink, a marker
-   carrying the batch id to ``jms.spark.commits.<sink>``. Consumers see the whole batch at once or
-   nothing.
-3. **Remember.** Before publishing, ``commit`` reads the marker: a batch id at or below the last
+1. **Stage.** Each task attempt sends its messages as *staged messages* (``jms.broker.staging``:
+   each wrapped whole, in its codec form, in a BytesMessage tagged with the attempt's id) to its
+   partition's *staging queue* ``jms.spark.staging.<sink>.p<partition>`` — nobody consumes it —
+   an Arrow batch at a time (``Session.stage_encoded``: over STOMP, frames of a few MiB of
+   encodings that the broker stores without decoding), and reports (staging queue, attempt,
+   count).
+2. **Publish.** The driver's ``commit`` sends one request, ``Session.publish_staged``: the broker
+   publishes the staged messages of the reported attempts (orphans of failed attempts are skipped),
+   partition after partition so the rows keep their order (a source's partitions are consecutive
+   ranges), in **one broker transaction** together with, for a named sink, a marker carrying the
+   batch id in ``jms.spark.commits.<sink>``; consumers see the whole batch at once or nothing.
+   A staged message missing makes the broker refuse the whole request.
+3. **Remember.** The broker reads the marker in the same step: a batch id at or below the last
    one published is not published again (a re-run batch after a crash, or ``commit`` retried).
-4. **Clean up.** After the transaction, the staging queues are consumed through the numbers they
-   had reached (orphans included) and older markers are dropped. A crash between 2 and 4 only leaves
-   work for the next commit; it never publishes twice, because the marker went with the batch.
+4. **Clean up.** In the same transaction the staging queues are consumed through the numbers they
+   had reached when ``commit`` began (orphans included) and the older markers are dropped. So a
+   crash at any point either published the batch with its marker or left it staged for the next
+   commit; never both, never twice.
 
 A sink is named by the ``sinkId`` option, or for streams by its checkpoint location; an unnamed
 batch write stages to a queue of its own and publishes without a marker. One sink must not be
@@ -31,6 +35,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Final
 
@@ -43,23 +48,23 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from jms.broker import wall_clock_ms
-from jms.client import Connection, ConnectionFactory, MessageProducer, Session
-from jms.errors import JMSException
-from jms.message import BytesMessage, Message, Queue
-from jms.message.codec import decode, encode
+from jms.client import (
+    BatchMarker,
+    Connection,
+    ConnectionFactory,
+    StagedRange,
+)
+from jms.message import Queue
+from jms.message.codec import encode
 from jms.spark.options import SinkOptions
 from jms.spark.outgoing import OutgoingRows
 
 __all__ = [
-    "ATTEMPT_PROPERTY",
-    "BATCH_PROPERTY",
     "COMMITS_PREFIX",
     "STAGING_PREFIX",
     "JmsBatchWriter",
     "JmsStreamWriter",
     "StagedPartition",
-    "last_published_batch",
     "publish",
 ]
 
@@ -67,12 +72,6 @@ logger = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = "jms.spark.staging."
 COMMITS_PREFIX: Final = "jms.spark.commits."
-#: On a staged message: the id of the task attempt that staged it.
-ATTEMPT_PROPERTY: Final = "JMS_jms_SparkAttempt"
-#: On a commit marker: the batch id published.
-BATCH_PROPERTY: Final = "JMS_jms_SparkBatch"
-# Staged sends per broker transaction in a task (staging is invisible, so any size is safe).
-_STAGE_CHUNK: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,124 +96,53 @@ def stage(
     task = TaskContext.get()
     staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
     count = 0
-    with _connect(options) as connection:
-        session = connection.create_session(transacted=True)
-        producer = session.create_producer(Queue(staging))
+    # One batch is staged by a sender thread while the next is encoded here: waiting for the
+    # broker (its store's commit) then overlaps with the work of this task. The session is
+    # used by one thread at a time: the sender's call ends before the next one starts.
+    with _connect(options) as connection, ThreadPoolExecutor(1, "jms-sink-stage") as sender:
+        session = connection.create_session()
+        staging_queue = Queue(staging)
+        in_flight: Future[None] | None = None
         for batch in batches:
-            for message in rows.messages(batch):
-                wrapper = session.create_bytes_message()
-                wrapper.write_bytes(encode(message))
-                wrapper.set_string_property(ATTEMPT_PROPERTY, attempt)
-                producer.send(wrapper)
-                count += 1
-                if count % _STAGE_CHUNK == 0:
-                    session.commit()
-        session.commit()
+            encoded = [encode(message) for message in rows.messages(batch)]
+            if in_flight is not None:
+                in_flight.result()
+            in_flight = sender.submit(session.stage_encoded, staging_queue, attempt, encoded)
+            count += len(encoded)
+        if in_flight is not None:
+            in_flight.result()
     return StagedPartition(staging, attempt, count)
-
-
-def last_published_batch(session: Session, sink_id: str) -> int | None:
-    """The highest batch id the sink ``sink_id`` has published, or None if none yet."""
-    reader = session.create_sequence_reader(Queue(COMMITS_PREFIX + sink_id))
-    found = [
-        marker.get_long_property(BATCH_PROPERTY)
-        for page in reader.read(1)
-        for _, marker in page
-        if marker.property_exists(BATCH_PROPERTY)
-    ]
-    return max(found) if found else None
-
-
-def _send_final(producer: MessageProducer, message: Message, now: int) -> None:
-    """Send a staged message to its destination with its own delivery mode, priority, remaining
-    time to live (an expired one still goes, to expire at once as the broker decides) and
-    remaining delivery delay."""
-    expiration = message.get_jms_expiration()
-    time_to_live = 0 if expiration == 0 else max(1, expiration - now)
-    delivery_time = message.get_jms_delivery_time()
-    producer.set_delivery_delay(max(0, delivery_time - now) if delivery_time else 0)
-    producer.send(
-        message.get_jms_destination(),
-        message,
-        delivery_mode=message.get_jms_delivery_mode(),
-        priority=message.get_jms_priority(),
-        time_to_live=time_to_live,
-    )
 
 
 def publish(
     options: SinkOptions, staged: list[WriterCommitMessage | None], batch_id: int | None
 ) -> int:
-    """Publish what the reported attempts staged, in one transaction (see the module docstring);
-    return how many messages went out (0 for a batch id published before)."""
+    """Have the broker publish what the reported attempts staged, in one transaction (see the
+    module docstring); return how many messages went out (0 for a batch id published before)."""
     parts = [part for part in staged if isinstance(part, StagedPartition)]
-    expected = sum(part.count for part in parts)
     sink_id = options.sink_id if batch_id is not None else None
+    marker = (
+        BatchMarker(Queue(COMMITS_PREFIX + sink_id), batch_id)
+        if sink_id is not None and batch_id is not None
+        else None
+    )
+    if not parts and marker is None:
+        return 0
     with _connect(options) as connection:
         session = connection.create_session()
         through = {
             name: session.create_sequence_reader(Queue(name)).last_sequence()
             for name in dict.fromkeys(part.staging for part in parts)
         }
-        published = 0
-        done = last_published_batch(session, sink_id) if sink_id is not None else None
-        if done is not None and batch_id is not None and batch_id <= done:
-            logger.info("sink %s: batch %d was published before; not again", sink_id, batch_id)
-        elif expected or sink_id is not None:
-            published = _publish_transaction(connection, options, parts, through, sink_id, batch_id)
-            if published != expected:
-                raise JMSException(
-                    f"the staging queues {', '.join(through)} hold {published} of the {expected} "
-                    "messages the batch's tasks staged; nothing was published"
-                )
-        for name, last in through.items():
-            session.create_sequence_reader(Queue(name)).acknowledge_through(last)
-        if sink_id is not None:
-            commits = session.create_sequence_reader(Queue(COMMITS_PREFIX + sink_id))
-            commits.acknowledge_through(commits.last_sequence() - 1)
+        published = session.publish_staged(
+            [
+                StagedRange(Queue(part.staging), part.attempt, through[part.staging], part.count)
+                for part in parts
+            ],
+            marker,
+        )
+    logger.info("sink %s: batch %s published %d messages", sink_id, batch_id, published)
     return published
-
-
-def _publish_transaction(
-    connection: Connection,
-    options: SinkOptions,
-    parts: list[StagedPartition],
-    through: dict[str, int],
-    sink_id: str | None,
-    batch_id: int | None,
-) -> int:
-    """Send the staged messages of ``parts`` (in their order; each staging queue read up to the
-    number in ``through``) and the marker in one transaction; return how many messages it sent.
-    Rolled back unless every one was found."""
-    expected = sum(part.count for part in parts)
-    session = connection.create_session(transacted=True)
-    sent = 0
-    try:
-        producer = session.create_producer(None)
-        now = wall_clock_ms()
-        for part in parts:
-            last = through[part.staging]
-            if not part.count or not last:
-                continue
-            reader = session.create_sequence_reader(
-                Queue(part.staging), f"{ATTEMPT_PROPERTY} = '{part.attempt}'"
-            )
-            for page in reader.read(1, last, options.page_size):
-                for _, wrapper in page:
-                    assert isinstance(wrapper, BytesMessage)
-                    _send_final(producer, decode(wrapper.get_body(bytes) or b""), now)
-                    sent += 1
-        if sent != expected:
-            session.rollback()
-            return sent
-        if sink_id is not None:
-            marker = session.create_message()
-            marker.set_long_property(BATCH_PROPERTY, batch_id)
-            session.create_producer(Queue(COMMITS_PREFIX + sink_id)).send(marker)
-        session.commit()
-    finally:
-        session.close()
-    return sent
 
 
 def discard(options: SinkOptions, staged: list[WriterCommitMessage | None]) -> None:

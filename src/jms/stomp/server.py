@@ -40,13 +40,16 @@ from typing import Any, Final
 
 from jms.broker import (
     DEFAULT_BROWSE_PAGE,
+    BatchMarker,
     Broker,
     ConsumerSpec,
     Delivery,
+    StagedRange,
     SubscriptionName,
     wall_clock_ms,
 )
 from jms.broker.security import Action, Security
+from jms.broker.staging import split_stage_frames
 from jms.errors import (
     IllegalStateException,
     InvalidDestinationException,
@@ -336,6 +339,8 @@ class _ClientConnection(asyncio.Protocol):
         self._held_released = 0
         # Extra headers for the RECEIPT of the frame being handled (jms extension answers).
         self._receipt_headers: tuple[tuple[str, str], ...] = ()
+        # Whether the frame being handled answers its RECEIPT itself, later (publish-staged).
+        self._answers_later = False
         self._last_read = time.monotonic()
         self._last_write = self._last_read
         self._timer: asyncio.TimerHandle | None = None
@@ -425,6 +430,7 @@ class _ClientConnection(asyncio.Protocol):
         handler = _HANDLERS[command]
         receipt = frame.header("receipt")
         self._receipt_headers = ()
+        self._answers_later = False
         try:
             handler(self, frame)
         except (JMSException, ValueError) as error:
@@ -447,7 +453,7 @@ class _ClientConnection(asyncio.Protocol):
         self._track(completions)
         if command == "DISCONNECT":
             self._queue_receipt(receipt, close_after=True)
-        elif receipt is not None:
+        elif receipt is not None and not self._answers_later:
             self._queue_receipt(receipt, headers=self._receipt_headers)
 
     def _collecting(self, into: list[Completion]) -> AbstractContextManager[None]:
@@ -1350,6 +1356,15 @@ class _ClientConnection(asyncio.Protocol):
                 broker_id, source, frame.header("selector") or None, start, end
             )
             self._receipt_headers = (("jms-first-not-due", str(found or 0)),)
+        elif command == "stage":
+            queue = self._staging_queue(frame.header("target"), "header target")
+            self._authorize(Action.SEND, queue)
+            tag = frame.header("jms-staging-tag")
+            if tag is None:
+                raise _FrameError("/admin/stage needs a jms-staging-tag header")
+            self._broker.stage_encoded(broker_id, queue, tag, split_stage_frames(frame.body))
+        elif command == "publish-staged":
+            self._publish_staged(frame)
         elif command == "create-temporary":
             kind = frame.header("kind")
             if kind not in ("queue", "topic"):
@@ -1376,9 +1391,103 @@ class _ClientConnection(asyncio.Protocol):
             raise _FrameError(
                 f"unknown admin command {command!r}; the commands are /admin/stats, "
                 "/admin/purge, /admin/create-temporary, /admin/delete-temporary, "
-                "/admin/last-sequence, /admin/acknowledge-through and /admin/first-not-due",
+                "/admin/last-sequence, /admin/acknowledge-through, /admin/first-not-due, "
+                "/admin/stage and /admin/publish-staged",
                 InvalidDestinationException,
             )
+
+    def _publish_staged(self, frame: Frame) -> None:
+        """``/admin/publish-staged``: checked here, published on an executor thread (it reads
+        and decodes the staged messages), answered by a RECEIPT with ``jms-published`` once the
+        publish is durable (see ``Broker.publish_staged``)."""
+        staged, marker = self._staged_request(frame)
+        for part in staged:
+            self._authorize(Action.RECEIVE, part.queue)  # its staging queue is consumed
+        if marker is not None:
+            self._authorize(Action.SEND, marker.queue)
+            self._authorize(Action.RECEIVE, marker.queue)
+        self._answers_later = True
+        task = self._loop.create_task(
+            self._publish_staged_later(frame, frame.header("receipt"), staged, marker)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _staged_request(self, frame: Frame) -> tuple[list[StagedRange], BatchMarker | None]:
+        """The ranges and marker a publish-staged body names (JSON, docs/stomp.md)."""
+        try:
+            request = json.loads(frame.body)
+            parts = request["staged"]
+            marker = request.get("marker")
+            if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+                raise TypeError("staged is not a list of objects")
+            if marker is not None and not isinstance(marker, dict):
+                raise TypeError("marker is neither an object nor null")
+            staged = [
+                StagedRange(
+                    self._staging_queue(part["queue"], "staged queue"),
+                    part["tag"],
+                    part["through_seq"],
+                    part["count"],
+                )
+                for part in parts
+            ]
+            return staged, None if marker is None else BatchMarker(
+                self._staging_queue(marker["queue"], "marker queue"), marker["batch_id"]
+            )
+        except (
+            UnicodeDecodeError,
+            json.JSONDecodeError,
+            KeyError,
+            TypeError,
+            AttributeError,
+        ) as error:
+            raise _FrameError(
+                '/admin/publish-staged needs a JSON body {"staged": [{"queue", "tag", '
+                '"through_seq", "count"}...], "marker": {"queue", "batch_id"} or '
+                f"null}}: {type(error).__name__}: {error}"
+            ) from None
+
+    def _staging_queue(self, text: object, where: str) -> Queue:
+        """The queue ``text`` names (``where`` says which header or field, in errors)."""
+        if not isinstance(text, str):
+            raise _FrameError(f"{where} must name a queue; got {text!r}")
+        destination = self._destination(text, where)
+        if not isinstance(destination, Queue) or isinstance(destination, TemporaryQueue):
+            raise ValueError(f"{where} {self._name_of(destination)} is not a (non-temporary) queue")
+        return destination
+
+    async def _publish_staged_later(
+        self,
+        frame: Frame,
+        receipt: str | None,
+        staged: list[StagedRange],
+        marker: BatchMarker | None,
+    ) -> None:
+        broker_id = self._broker_id
+        assert broker_id is not None
+        try:
+            published = await self._loop.run_in_executor(
+                None, self._broker.publish_staged, broker_id, staged, marker, self._may_send
+            )
+        except (JMSException, ValueError) as error:
+            if self._closing:
+                return
+            if self._extensions and receipt is not None:
+                self._queue_receipt(receipt, headers=_refusal(frame, error))
+            else:
+                self._fail(frame, error)
+            return
+        if not self._closing:
+            self._queue_receipt(receipt, headers=(("jms-published", str(published)),))
+
+    def _may_send(self, destination: Destination) -> None:
+        """``publish_staged``'s permission check, under the broker's lock on an executor
+        thread: plain, with no frame to fail."""
+        if self._security.restricted and not self._security.allows(
+            self._principal, Action.SEND, str(destination)
+        ):
+            raise JMSSecurityException(f"user {self._principal!r} may not send {destination}")
 
     def _reply(self, frame: Frame, payload: dict[str, Any]) -> None:
         reply_to = frame.header("reply-to")

@@ -102,12 +102,15 @@ class AppendMessage:
     """Log ``message`` as ``(log, seq)`` and add an entry for it to each of ``queues``.
 
     The store may keep ``message`` itself: the broker never changes it after submitting.
+    ``encoded``, when given, is ``jms.message.codec.encode(message)`` already made (a published
+    staged message's): a store that keeps encodings keeps it instead of encoding again.
     """
 
     log: str
     seq: int
     message: Message
     queues: tuple[str, ...]
+    encoded: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

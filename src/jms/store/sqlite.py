@@ -410,7 +410,7 @@ class SQLiteStore(MessageStore):
                         operation.log,
                         operation.seq,
                         len(operation.queues),
-                        encode(operation.message),
+                        operation.encoded or encode(operation.message),
                     ),
                 )
                 self._writer.executemany(
@@ -544,7 +544,7 @@ class _CoalescedWrites:
             )
         self._last_sequences[log] = self._appended[log] = seq
         if operation.queues:
-            self._messages[(log, seq)] = [log, seq, len(operation.queues), operation.message]
+            self._messages[(log, seq)] = [log, seq, len(operation.queues), operation]
             for queue_name in operation.queues:
                 self._entries[(queue_name, seq)] = [queue_name, seq, log, 0]
 
@@ -592,8 +592,8 @@ class _CoalescedWrites:
             executemany(
                 "INSERT INTO messages (log, seq, refs, data) VALUES (?, ?, ?, ?)",
                 [
-                    (log, seq, references, encode(message))
-                    for log, seq, references, message in self._messages.values()
+                    (log, seq, references, append.encoded or encode(append.message))
+                    for log, seq, references, append in self._messages.values()
                 ],
             )
             self._messages = {}
