@@ -980,7 +980,7 @@ class Broker:
         queue = self._browse_source(connection, part.queue)
         held: dict[int, tuple[Message, bytes]] = {}
         if queue is not None:
-            for entry in queue.entries_through(part.through_seq):
+            for entry in queue.entries_between(1, part.through_seq):
                 if entry.message._properties.get(STAGING_TAG) == part.tag:
                     where = f"staged message {entry.seq} of {part.queue}"
                     held[entry.seq] = unstage(entry.message, where)
@@ -1018,16 +1018,16 @@ class Broker:
 
     def _consume_through(self, queue: MessageQueue, seq: int, work: _Work) -> None:
         """Consume every entry of ``queue`` up to ``seq`` not in flight, paged-out ones too."""
-        for entry in queue.entries_through(seq):
+        for entry in queue.entries_between(1, seq):
             queue.remove(entry)
             queue.acknowledged += 1
             if entry.stored:
                 assert queue.store_key is not None
                 work.operations.append(RemoveEntry(queue.store_key, entry.seq))
-        first_paged, paged = queue.drop_paged_through(seq)
+        first_paged, last_paged, paged = queue.drop_paged_between(1, seq)
         if paged:
             assert queue.store_key is not None
-            work.operations.append(RemoveRange(queue.store_key, first_paged, seq))
+            work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
             queue.acknowledged += paged
         work.paging.add(queue)
 
