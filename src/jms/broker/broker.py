@@ -42,10 +42,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, TypeVar
 from urllib.parse import quote
 
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
-from jms.broker.delivery import BrowsePage, Delivery
+from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
 from jms.broker.pager import Pager, PageRequest
@@ -72,6 +73,7 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
+from jms.message.codec import decode, encode_redelivered, header_times, with_redelivered
 from jms.selector import Selector
 from jms.store import (
     DONE,
@@ -128,6 +130,41 @@ def _await(barrier: Completion) -> None:
     """Wait until ``barrier`` (an empty batch) has completed; a failure is not ours to report."""
     with contextlib.suppress(JMSException):
         barrier.wait()
+
+
+_Shown = TypeVar("_Shown", Message, bytes)
+
+
+class _BrowseWindow(NamedTuple):
+    """A browse's part read under the lock: ``in_memory`` as ``(seq, message, redelivered)``;
+    ``key`` names the store queue to read from ``first_paged`` on (None: nothing paged out)."""
+
+    now: int
+    in_memory: list[tuple[int, Message, bool]]
+    key: str | None
+    first_paged: int
+
+
+def _merge_paged(
+    found: list[tuple[int, _Shown]],
+    start_seq: int,
+    limit: int,
+    read_page: Callable[[int], tuple[list[tuple[int, _Shown]], int, int]],
+) -> list[tuple[int, _Shown]]:
+    """Merge ``found`` (from memory) with the paged-out entries from ``start_seq`` on, keeping the
+    first ``limit`` in sequence order. ``read_page(start)`` reads one store page from ``start``
+    and returns (what of it a browse shows, how many entries it read, the last one's seq)."""
+    if len(found) == limit and found[-1][0] < start_seq:
+        return found
+    seen = {seq for seq, _ in found}
+    while True:
+        shown, count, last_seq = read_page(start_seq)
+        found.extend(item for item in shown if item[0] not in seen)
+        found.sort(key=lambda item: item[0])
+        del found[limit:]
+        if count < limit or (len(found) == limit and found[-1][0] <= last_seq):
+            return found
+        start_seq = last_seq + 1
 
 
 class _Connection:
@@ -540,61 +577,104 @@ class Broker:
         or expired excluded), matching ``selector``, with ``start_seq <= seq <= end_seq``, in
         sequence order, at most ``limit`` of them. Nothing is consumed."""
         compiled = Selector(selector) if selector else None
+        window = self._browse_window(connection_id, source, start_seq, end_seq, limit, compiled)
+        if window is None:
+            return BrowsePage((), None)
+        found = [
+            (seq, self._browse_copy(message, redelivered))
+            for seq, message, redelivered in window.in_memory
+        ]
+        key, now = window.key, window.now
+        if key is not None:
+
+            def read_page(start: int) -> tuple[list[tuple[int, Message]], int, int]:
+                page = self._store.read_entries(key, start, end_seq, limit)
+                shown = []
+                for stored in page:
+                    message = stored.message
+                    expiration = message._expiration
+                    if (expiration and expiration <= now) or message._delivery_time > now:
+                        continue
+                    if compiled is not None and not compiled.matches(message):
+                        continue
+                    message.set_jms_redelivered(stored.delivery_count > 0)
+                    shown.append((stored.seq, message))
+                return shown, len(page), page[-1].seq if page else 0
+
+            found = _merge_paged(found, window.first_paged, limit, read_page)
+        next_seq = found[-1][0] + 1 if len(found) == limit else None
+        return BrowsePage(tuple(found), next_seq)
+
+    def browse_encoded(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        selector: str | None = None,
+        start_seq: int = 1,
+        end_seq: int | None = None,
+        limit: int = DEFAULT_BROWSE_PAGE,
+    ) -> EncodedBrowsePage:
+        """``browse``, each message as its ``jms.message.codec`` encoding. Paged-out messages go
+        out as the store holds them (only JMSRedelivered patched): they are decoded only when
+        ``selector`` must be evaluated."""
+        compiled = Selector(selector) if selector else None
+        window = self._browse_window(connection_id, source, start_seq, end_seq, limit, compiled)
+        if window is None:
+            return EncodedBrowsePage([], [], None)
+        # Encoded without the lock: the broker never changes a message it holds.
+        found = [
+            (seq, encode_redelivered(message, redelivered))
+            for seq, message, redelivered in window.in_memory
+        ]
+        key, now = window.key, window.now
+        if key is not None:
+
+            def read_page(start: int) -> tuple[list[tuple[int, bytes]], int, int]:
+                page = self._store.read_encoded_entries(key, start, end_seq, limit)
+                shown = []
+                for seq, data, delivery_count in page:
+                    expiration, delivery_time = header_times(data)
+                    if (expiration and expiration <= now) or delivery_time > now:
+                        continue
+                    if compiled is not None and not compiled.matches(decode(data)):
+                        continue
+                    shown.append((seq, with_redelivered(data, delivery_count > 0)))
+                return shown, len(page), page[-1].seq if page else 0
+
+            found = _merge_paged(found, window.first_paged, limit, read_page)
+        next_seq = found[-1][0] + 1 if len(found) == limit else None
+        return EncodedBrowsePage([seq for seq, _ in found], [data for _, data in found], next_seq)
+
+    def _browse_window(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+        selector: Selector | None,
+    ) -> _BrowseWindow | None:
+        """What a browse shows from memory, and where its store part starts (None: no such
+        queue yet). Returns once everything shown is durable (or durably numbered) and every
+        paged-out entry readable: a batch submitted now completes after every batch before."""
         if type(limit) is not int or limit < 1:
             raise ValueError(f"limit must be an int of at least 1; got {limit!r}")
         with self._lock:
             connection = self._connection(connection_id)
             queue = self._browse_source(connection, source)
             if queue is None:
-                return BrowsePage((), None)
+                return None
             now = self._clock()
-            entries = queue.browse(now, start_seq, end_seq, limit, compiled)
-            found = [(entry.seq, self._browse_copy(entry)) for entry in entries]
+            in_memory = [
+                (entry.seq, entry.message, entry.delivery_count > 0)
+                for entry in queue.browse(now, start_seq, end_seq, limit, selector)
+            ]
             first_paged = queue.first_paged()
             key = queue.store_key
-        # Everything shown must be durable (or durably numbered) first, and every paged-out entry
-        # readable: a batch submitted now completes after every batch submitted before.
         _await(self._store.submit(()))
-        if first_paged is not None and key is not None:
-            found = self._browse_paged(
-                found, key, max(start_seq, first_paged), end_seq, limit, compiled, now
-            )
-        next_seq = found[-1][0] + 1 if len(found) == limit else None
-        return BrowsePage(tuple(found), next_seq)
-
-    def _browse_paged(
-        self,
-        found: list[tuple[int, Message]],
-        key: str,
-        start_seq: int,
-        end_seq: int | None,
-        limit: int,
-        selector: Selector | None,
-        now: int,
-    ) -> list[tuple[int, Message]]:
-        """Merge ``found`` (from memory) with the paged-out entries of the store queue ``key``
-        from ``start_seq`` on, keeping the first ``limit`` in sequence order (without the lock)."""
-        if len(found) == limit and found[-1][0] < start_seq:
-            return found
-        seen = {seq for seq, _ in found}
-        while True:
-            page = self._store.read_entries(key, start_seq, end_seq, limit)
-            for stored in page:
-                message = stored.message
-                expiration = message.get_jms_expiration()
-                if stored.seq in seen or (expiration and expiration <= now):
-                    continue
-                if message.get_jms_delivery_time() > now:
-                    continue
-                if selector is not None and not selector.matches(message):
-                    continue
-                message.set_jms_redelivered(stored.delivery_count > 0)
-                found.append((stored.seq, message))
-            found.sort(key=lambda item: item[0])
-            del found[limit:]
-            if len(page) < limit or (len(found) == limit and found[-1][0] <= page[-1].seq):
-                return found
-            start_seq = page[-1].seq + 1
+        if first_paged is None or key is None:
+            return _BrowseWindow(now, in_memory, None, start_seq)
+        return _BrowseWindow(now, in_memory, key, max(start_seq, first_paged))
 
     def acknowledge_through(
         self,
@@ -1349,10 +1429,10 @@ class Broker:
             )
 
     @staticmethod
-    def _browse_copy(entry: Entry) -> Message:
-        message = entry.message._copy()
-        message.set_jms_redelivered(entry.delivery_count > 0)
-        return message
+    def _browse_copy(message: Message, redelivered: bool) -> Message:
+        copy = message._copy()
+        copy.set_jms_redelivered(redelivered)
+        return copy
 
     def _watch(self, queue: MessageQueue) -> None:
         deadline = queue.next_deadline()

@@ -42,7 +42,14 @@ from jms.types import (
     round_to_float32,
 )
 
-__all__ = ["FORMAT_VERSION", "decode", "encode"]
+__all__ = [
+    "FORMAT_VERSION",
+    "decode",
+    "encode",
+    "encode_redelivered",
+    "header_times",
+    "with_redelivered",
+]
 
 FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
@@ -51,6 +58,10 @@ _MAGIC: Final = b"JM"
 # destination kind, reply-to kind, timestamp, expiration, delivery time, property count.
 _FIXED: Final = struct.Struct(">2sBBBBBBBBqqqI")
 _U32: Final = struct.Struct(">I")
+# Where the fixed header keeps the fields a broker reads or patches without decoding a message.
+_REDELIVERED_AT: Final = struct.calcsize(">2sBBBB")
+_TIMES_AT: Final = struct.calcsize(">2sBBBBBBBBq")  # JMSExpiration, then JMSDeliveryTime
+_TIMES: Final = struct.Struct(">qq")
 
 # Optional fields present. The String ones travel, in this order, at the head of the one string
 # column that also carries the property names (docs/wire-format.md).
@@ -215,6 +226,38 @@ def encode(message: Message) -> bytes:
         _encode_values(out, properties.values())
     _BODY_ENCODERS[body_tag](out, message)
     return bytes(out)
+
+
+def encode_redelivered(message: Message, redelivered: bool) -> bytes:
+    """``encode(message)`` with JMSRedelivered set to ``redelivered`` (``message`` unchanged)."""
+    return with_redelivered(encode(message), redelivered)
+
+
+def _check_fixed_header(data: bytes) -> None:
+    if len(data) < _FIXED.size or data[:2] != _MAGIC or data[2] != FORMAT_VERSION:
+        raise MessageFormatException(
+            f"cannot read the fixed header of {len(data)} bytes starting {bytes(data[:3])!r}: "
+            f"not a jms message of format version {FORMAT_VERSION}"
+        )
+
+
+def header_times(data: bytes) -> tuple[int, int]:
+    """``(JMSExpiration, JMSDeliveryTime)`` of an encoded message, read from its fixed header
+    without decoding the rest."""
+    _check_fixed_header(data)
+    return _TIMES.unpack_from(data, _TIMES_AT)  # type: ignore[return-value]
+
+
+def with_redelivered(data: bytes, redelivered: bool) -> bytes:
+    """The encoded message ``data`` with its JMSRedelivered flag set to ``redelivered`` (``data``
+    itself when it already says so), without decoding the rest."""
+    _check_fixed_header(data)
+    flag = 1 if redelivered else 0
+    if data[_REDELIVERED_AT] == flag:
+        return data
+    return b"".join(
+        (data[:_REDELIVERED_AT], b"\x01" if flag else b"\x00", data[_REDELIVERED_AT + 1 :])
+    )
 
 
 def _encode_no_body(out: bytearray, message: Any) -> None:
