@@ -1,7 +1,8 @@
 """The JMS client API: ``ConnectionFactory``, ``Connection``, ``Session``, ``MessageProducer``,
 ``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
 the ``Requestor`` helper for request/reply, and ``SequenceReader`` (reading a queue or durable
-subscription by sequence number range, with a cursor commit) for offset-based readers.
+subscription by sequence number range, with a cursor commit; ``EncodedPage`` is a page of its
+messages left as codec bytes) for offset-based readers.
 
 One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
 ``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
@@ -16,7 +17,7 @@ from jms.client.factory import ConnectionFactory
 from jms.client.options import ClientOptions
 from jms.client.producer import MessageProducer
 from jms.client.requestor import Requestor
-from jms.client.sequence_reader import SequenceReader
+from jms.client.sequence_reader import EncodedPage, SequenceReader
 from jms.client.session import Session
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 
@@ -25,6 +26,7 @@ __all__ = [
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",
+    "EncodedPage",
     "ExceptionListener",
     "JMSConsumer",
     "JMSContext",

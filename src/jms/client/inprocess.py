@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from jms.broker import Broker, BrowsePage, ConsumerSpec, DeliverySink, SubscriptionName
+from jms.broker import (
+    Broker,
+    BrowsePage,
+    ConsumerSpec,
+    DeliverySink,
+    EncodedBrowsePage,
+    SubscriptionName,
+)
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 from jms.errors import JMSException
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -77,15 +84,15 @@ class InProcessTransport(Transport):
     def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
         return self._broker.browse(self._id, queue, selector, start_seq, None, limit)
 
-    def browse_range(
+    def browse_range_encoded(
         self,
         source: RangeSource,
         selector: str | None,
         start_seq: int,
         end_seq: int | None,
         limit: int,
-    ) -> BrowsePage:
-        return self._broker.browse(
+    ) -> EncodedBrowsePage:
+        return self._broker.browse_encoded(
             self._id, _broker_source(source), selector, start_seq, end_seq, limit
         )
 

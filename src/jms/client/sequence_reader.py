@@ -5,6 +5,8 @@ Every message sent to a destination gets the next number of that destination (a 
 subscription's messages keep their topic's numbers); numbers only grow, across broker restarts
 too. ``read(start_seq, end_seq)`` pages through the messages present in that range, oldest first,
 without consuming any, so the same range can be read again (by another process as well);
+``read_encoded`` pages through the same messages left in their ``jms.message.codec`` encoding
+(``read`` is a decode of it), for readers that decode straight into columns;
 ``acknowledge_through(seq)`` consumes everything up to ``seq`` at once (with a selector, only what
 it matches: the rest stays for other consumers). ``last_sequence()`` is the number of the last
 message sent so far, ``first_sequence()`` the lowest one still present, ``first_not_due()`` the
@@ -17,18 +19,28 @@ Messages read are read-only copies, as a browser's. The reader never consumes an
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from jms.broker import DEFAULT_BROWSE_PAGE
 from jms.client.transport import RangeSource, TopicSubscription
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import Message, ObjectMessage, Queue, TemporaryQueue
+from jms.message.codec import decode
 from jms.selector import Selector
 
 if TYPE_CHECKING:
     from jms.client.session import Session
 
-__all__ = ["SequenceReader"]
+__all__ = ["EncodedPage", "SequenceReader"]
+
+
+class EncodedPage(NamedTuple):
+    """One page of ``SequenceReader.read_encoded``: ``messages[i]`` is the ``jms.message.codec``
+    encoding of exactly the message ``read`` gives for ``seqs[i]`` (JMSRedelivered included), in
+    sequence order. The lists are the caller's."""
+
+    seqs: list[int]
+    messages: list[bytes]
 
 
 class SequenceReader:
@@ -78,7 +90,7 @@ class SequenceReader:
         there is none."""
         self._check_open()
         for page in self._pages(1, None, 1):
-            return page[0][0]
+            return page.seqs[0]
         return None
 
     def read(
@@ -87,6 +99,15 @@ class SequenceReader:
         """The messages present with ``start_seq <= seq <= end_seq`` (to the end when
         ``end_seq`` is None) as ``(seq, message)`` lists of at most ``page_size``, in sequence
         order, fetched one page at a time. Nothing is consumed."""
+        pages = self.read_encoded(start_seq, end_seq, page_size)
+        return self._decoded(pages)
+
+    def read_encoded(
+        self, start_seq: int, end_seq: int | None = None, page_size: int = DEFAULT_BROWSE_PAGE
+    ) -> Iterator[EncodedPage]:
+        """What ``read`` gives, each message left in its ``jms.message.codec`` encoding (as the
+        broker ships it), one ``EncodedPage`` of at most ``page_size`` at a time. Nothing is
+        consumed."""
         self._check_open()
         for name, value in (("start_seq", start_seq), ("page_size", page_size)):
             if type(value) is not int or value < 1:
@@ -123,23 +144,26 @@ class SequenceReader:
     def close(self) -> None:
         self._closed = True
 
-    def _pages(
-        self, start_seq: int, end_seq: int | None, limit: int
-    ) -> Iterator[list[tuple[int, Message]]]:
-        allowed = self._session._options.allowed_classes
+    def _pages(self, start_seq: int, end_seq: int | None, limit: int) -> Iterator[EncodedPage]:
         start: int | None = start_seq
         while start is not None and (end_seq is None or start <= end_seq):
             self._check_open()
-            page = self._session._transport.browse_range(
+            page = self._session._transport.browse_range_encoded(
                 self._source, self._selector, start, end_seq, limit
             )
-            for _, message in page.messages:
+            if page.seqs:
+                yield EncodedPage(page.seqs, page.messages)
+            start = page.next_seq
+
+    def _decoded(self, pages: Iterator[EncodedPage]) -> Iterator[list[tuple[int, Message]]]:
+        allowed = self._session._options.allowed_classes
+        for seqs, encoded in pages:
+            messages = list(map(decode, encoded))
+            for message in messages:
                 message._mark_received(None)
                 if allowed and isinstance(message, ObjectMessage):
                     message.set_allowed_classes(allowed)
-            if page.messages:
-                yield list(page.messages)
-            start = page.next_seq
+            yield list(zip(seqs, messages, strict=True))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -10,12 +10,13 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
   ``ConsumerSpec`` for a subscription;
 - inbound, ``Delivery`` values (consumer id, delivery tag, sequence number, a message the client
   now owns) pushed to the ``DeliverySink`` given with the consumer, from whatever thread the
-  transport runs (the broker's caller, or a socket reader), and ``BrowsePage`` values;
+  transport runs (the broker's caller, or a socket reader), and ``BrowsePage`` values (a range
+  read's ``EncodedBrowsePage`` carries codec bytes, which the reader decodes or passes on);
 - errors as ``jms.errors`` exceptions.
 
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
 far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
-subscription by sequence number (``browse_range``, ``last_sequence``) and consume everything up to
+subscription by sequence number (``browse_range_encoded``, ``last_sequence``) and consume everything up to
 a number at once (``acknowledge_through``, a cursor commit). A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
@@ -26,7 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from jms.broker import BrowsePage, ConsumerSpec, DeliverySink
+from jms.broker import BrowsePage, ConsumerSpec, DeliverySink, EncodedBrowsePage
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
 __all__ = ["RangeSource", "TopicSubscription", "Transport"]
@@ -115,16 +116,17 @@ class Transport(ABC):
         """A page of the messages ``queue`` holds, from sequence number ``start_seq`` on."""
 
     @abstractmethod
-    def browse_range(
+    def browse_range_encoded(
         self,
         source: RangeSource,
         selector: str | None,
         start_seq: int,
         end_seq: int | None,
         limit: int,
-    ) -> BrowsePage:
+    ) -> EncodedBrowsePage:
         """A page of the messages ``source`` holds with ``start_seq <= seq <= end_seq`` (no upper
-        bound when ``end_seq`` is None), in sequence order, nothing consumed."""
+        bound when ``end_seq`` is None), in sequence order, each in its ``jms.message.codec``
+        encoding with JMSRedelivered as a browse sets it; nothing consumed."""
 
     @abstractmethod
     def acknowledge_through(
