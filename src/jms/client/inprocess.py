@@ -84,6 +84,18 @@ class InProcessTransport(Transport):
     def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
         return self._broker.browse(self._id, queue, selector, start_seq, None, limit)
 
+    def browse_range(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> BrowsePage:
+        return self._broker.browse(
+            self._id, _broker_source(source), selector, start_seq, end_seq, limit
+        )
+
     def browse_range_encoded(
         self,
         source: RangeSource,

@@ -5,8 +5,8 @@ Every message sent to a destination gets the next number of that destination (a 
 subscription's messages keep their topic's numbers); numbers only grow, across broker restarts
 too. ``read(start_seq, end_seq)`` pages through the messages present in that range, oldest first,
 without consuming any, so the same range can be read again (by another process as well);
-``read_encoded`` pages through the same messages left in their ``jms.message.codec`` encoding
-(``read`` is a decode of it), for readers that decode straight into columns;
+``read_encoded`` pages through the same messages left in their ``jms.message.codec`` encoding,
+for readers that decode straight into columns;
 ``acknowledge_through(seq)`` consumes everything up to ``seq`` at once (with a selector, only what
 it matches: the rest stays for other consumers). ``last_sequence()`` is the number of the last
 message sent so far, ``first_sequence()`` the lowest one still present, ``first_not_due()`` the
@@ -25,7 +25,6 @@ from jms.broker import DEFAULT_BROWSE_PAGE
 from jms.client.transport import RangeSource, TopicSubscription
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import Message, ObjectMessage, Queue, TemporaryQueue
-from jms.message.codec import decode
 from jms.selector import Selector
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ class SequenceReader:
         """The lowest number of a message present now (matching the selector), or None when
         there is none."""
         self._check_open()
-        for page in self._pages(1, None, 1):
+        for page in self._encoded_pages(1, None, 1):
             return page.seqs[0]
         return None
 
@@ -99,8 +98,8 @@ class SequenceReader:
         """The messages present with ``start_seq <= seq <= end_seq`` (to the end when
         ``end_seq`` is None) as ``(seq, message)`` lists of at most ``page_size``, in sequence
         order, fetched one page at a time. Nothing is consumed."""
-        pages = self.read_encoded(start_seq, end_seq, page_size)
-        return self._decoded(pages)
+        self._check_range(start_seq, end_seq, page_size)
+        return self._pages(start_seq, end_seq, page_size)
 
     def read_encoded(
         self, start_seq: int, end_seq: int | None = None, page_size: int = DEFAULT_BROWSE_PAGE
@@ -108,13 +107,16 @@ class SequenceReader:
         """What ``read`` gives, each message left in its ``jms.message.codec`` encoding (as the
         broker ships it), one ``EncodedPage`` of at most ``page_size`` at a time. Nothing is
         consumed."""
+        self._check_range(start_seq, end_seq, page_size)
+        return self._encoded_pages(start_seq, end_seq, page_size)
+
+    def _check_range(self, start_seq: int, end_seq: int | None, page_size: int) -> None:
         self._check_open()
         for name, value in (("start_seq", start_seq), ("page_size", page_size)):
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be an int of at least 1; got {value!r}")
         if end_seq is not None and type(end_seq) is not int:
             raise ValueError(f"end_seq must be an int or None; got {end_seq!r}")
-        return self._pages(start_seq, end_seq, page_size)
 
     def acknowledge_through(self, seq: int) -> int:
         """Consume every message numbered up to ``seq`` that this reader's selector (if it has
@@ -144,7 +146,27 @@ class SequenceReader:
     def close(self) -> None:
         self._closed = True
 
-    def _pages(self, start_seq: int, end_seq: int | None, limit: int) -> Iterator[EncodedPage]:
+    def _pages(
+        self, start_seq: int, end_seq: int | None, limit: int
+    ) -> Iterator[list[tuple[int, Message]]]:
+        allowed = self._session._options.allowed_classes
+        start: int | None = start_seq
+        while start is not None and (end_seq is None or start <= end_seq):
+            self._check_open()
+            page = self._session._transport.browse_range(
+                self._source, self._selector, start, end_seq, limit
+            )
+            for _, message in page.messages:
+                message._mark_received(None)
+                if allowed and isinstance(message, ObjectMessage):
+                    message.set_allowed_classes(allowed)
+            if page.messages:
+                yield list(page.messages)
+            start = page.next_seq
+
+    def _encoded_pages(
+        self, start_seq: int, end_seq: int | None, limit: int
+    ) -> Iterator[EncodedPage]:
         start: int | None = start_seq
         while start is not None and (end_seq is None or start <= end_seq):
             self._check_open()
@@ -154,16 +176,6 @@ class SequenceReader:
             if page.seqs:
                 yield EncodedPage(page.seqs, page.messages)
             start = page.next_seq
-
-    def _decoded(self, pages: Iterator[EncodedPage]) -> Iterator[list[tuple[int, Message]]]:
-        allowed = self._session._options.allowed_classes
-        for seqs, encoded in pages:
-            messages = list(map(decode, encoded))
-            for message in messages:
-                message._mark_received(None)
-                if allowed and isinstance(message, ObjectMessage):
-                    message.set_allowed_classes(allowed)
-            yield list(zip(seqs, messages, strict=True))
 
     def _check_open(self) -> None:
         if self._closed:

@@ -16,7 +16,7 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
 
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
 far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
-subscription by sequence number (``browse_range_encoded``, ``last_sequence``) and consume everything up to
+subscription by sequence number (``browse_range`` or ``browse_range_encoded``, ``last_sequence``) and consume everything up to
 a number at once (``acknowledge_through``, a cursor commit). A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
@@ -116,6 +116,18 @@ class Transport(ABC):
         """A page of the messages ``queue`` holds, from sequence number ``start_seq`` on."""
 
     @abstractmethod
+    def browse_range(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> BrowsePage:
+        """A page of the messages ``source`` holds with ``start_seq <= seq <= end_seq`` (no upper
+        bound when ``end_seq`` is None), in sequence order, nothing consumed."""
+
+    @abstractmethod
     def browse_range_encoded(
         self,
         source: RangeSource,
@@ -124,9 +136,8 @@ class Transport(ABC):
         end_seq: int | None,
         limit: int,
     ) -> EncodedBrowsePage:
-        """A page of the messages ``source`` holds with ``start_seq <= seq <= end_seq`` (no upper
-        bound when ``end_seq`` is None), in sequence order, each in its ``jms.message.codec``
-        encoding with JMSRedelivered as a browse sets it; nothing consumed."""
+        """``browse_range``'s page, each message in its ``jms.message.codec`` encoding (exactly
+        the message ``browse_range`` gives, JMSRedelivered included)."""
 
     @abstractmethod
     def acknowledge_through(
