@@ -53,6 +53,7 @@ __all__ = [
 
 FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
+_MAGIC_AND_VERSION: Final = _MAGIC + bytes((FORMAT_VERSION,))
 
 # magic, version, body type, delivery mode, priority, redelivered, optional-field bits,
 # destination kind, reply-to kind, timestamp, expiration, delivery time, property count.
@@ -234,7 +235,7 @@ def encode_redelivered(message: Message, redelivered: bool) -> bytes:
 
 
 def _check_fixed_header(data: bytes) -> None:
-    if len(data) < _FIXED.size or data[:2] != _MAGIC or data[2] != FORMAT_VERSION:
+    if len(data) < _FIXED.size or not data.startswith(_MAGIC_AND_VERSION):
         raise MessageFormatException(
             f"cannot read the fixed header of {len(data)} bytes starting {bytes(data[:3])!r}: "
             f"not a jms message of format version {FORMAT_VERSION}"

@@ -5,7 +5,9 @@ A body is a run of records, each ``seq`` (8 bytes, unsigned, big-endian), ``leng
 unsigned, big-endian) and ``length`` bytes of codec encoding; the frame's ``jms-count`` header
 says how many records it holds. ``pack_records`` writes one; ``unpack_records`` reads one from a
 peer and checks every length against the bytes present, so a truncated or forged body is a
-``StompProtocolError`` naming what is wrong and where, never an ``IndexError``.
+``StompProtocolError`` naming what is wrong and where, never an ``IndexError``. A server writes
+``packed_parts`` instead of ``pack_records``: one join of a whole answer then copies each message
+once.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from typing import Final
 
 from jms.stomp.errors import StompProtocolError
 
-__all__ = ["PACKED_CONTENT_TYPE", "RECORD_HEAD_SIZE", "pack_records", "unpack_records"]
+__all__ = [
+    "PACKED_CONTENT_TYPE",
+    "RECORD_HEAD_SIZE",
+    "pack_records",
+    "packed_parts",
+    "unpack_records",
+]
 
 #: The content-type of a MESSAGE frame whose body is packed records.
 PACKED_CONTENT_TYPE: Final = "application/x-jms-packed"
@@ -28,6 +36,12 @@ RECORD_HEAD_SIZE: Final = _RECORD_HEAD.size
 
 def pack_records(seqs: Sequence[int], messages: Sequence[bytes]) -> bytes:
     """The packed body of ``messages`` numbered ``seqs`` (the same length)."""
+    return b"".join(packed_parts(seqs, messages))
+
+
+def packed_parts(seqs: Sequence[int], messages: Sequence[bytes]) -> list[bytes]:
+    """The packed body of ``messages`` numbered ``seqs`` as the pieces that joined make it (each
+    record's head, then its encoding), for a writer that joins them once with more."""
     if len(seqs) != len(messages):
         raise ValueError(f"{len(seqs)} sequence numbers for {len(messages)} messages")
     pack = _RECORD_HEAD.pack
@@ -35,7 +49,7 @@ def pack_records(seqs: Sequence[int], messages: Sequence[bytes]) -> bytes:
     for seq, data in zip(seqs, messages, strict=True):
         parts.append(pack(seq, len(data)))
         parts.append(data)
-    return b"".join(parts)
+    return parts
 
 
 def unpack_records(body: bytes, count: int) -> tuple[list[int], list[bytes]]:

@@ -77,7 +77,7 @@ from jms.stomp.mapping import (
     parse_destination,
 )
 from jms.stomp.negotiation import HeartBeatOffer
-from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, pack_records
+from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, packed_parts
 from jms.stomp.parser import FrameLimits
 from jms.store import Completion
 
@@ -1107,7 +1107,7 @@ class _ClientConnection(asyncio.Protocol):
                         size,
                     )
                     sent += len(encoded.seqs)
-                    self._write(self._packed_frames(subscription, encoded.seqs, encoded.messages))
+                    self._write_packed(subscription, encoded.seqs, encoded.messages)
                     next_seq = encoded.next_seq
                     await self._resumed.wait()
                     continue
@@ -1157,29 +1157,28 @@ class _ClientConnection(asyncio.Protocol):
                 )
                 self._write(self._conn.send(Frame("MESSAGE", refused)))
 
-    def _packed_frames(
+    def _write_packed(
         self, subscription: _Subscription, seqs: list[int], messages: list[bytes]
-    ) -> bytes:
-        """The MESSAGE frames carrying ``messages`` packed, each body at most
-        ``_PACKED_FRAME_BYTES`` unless one message alone is larger."""
-        frames = []
+    ) -> None:
+        """Write ``messages`` in packed MESSAGE frames, each body at most ``_PACKED_FRAME_BYTES``
+        unless one message alone is larger. The frames go out as parts: ``_write_output``'s
+        join is the one copy of each message."""
         first = 0
         size = 0
         for index, data in enumerate(messages):
             record = RECORD_HEAD_SIZE + len(data)
             if index > first and size + record > _PACKED_FRAME_BYTES:
-                frames.append(
-                    self._packed_frame(subscription, seqs[first:index], messages[first:index])
+                self._write_packed_frame(
+                    subscription, seqs[first:index], messages[first:index], size
                 )
                 first, size = index, 0
             size += record
         if first < len(messages):
-            frames.append(self._packed_frame(subscription, seqs[first:], messages[first:]))
-        return b"".join(frames)
+            self._write_packed_frame(subscription, seqs[first:], messages[first:], size)
 
-    def _packed_frame(
-        self, subscription: _Subscription, seqs: list[int], messages: list[bytes]
-    ) -> bytes:
+    def _write_packed_frame(
+        self, subscription: _Subscription, seqs: list[int], messages: list[bytes], size: int
+    ) -> None:
         headers = (
             ("subscription", subscription.id),
             ("message-id", f"packed-{seqs[0]}"),
@@ -1187,7 +1186,10 @@ class _ClientConnection(asyncio.Protocol):
             ("content-type", PACKED_CONTENT_TYPE),
             ("jms-count", str(len(seqs))),
         )
-        return self._conn.message(headers, pack_records(seqs, messages))
+        self._write(self._conn.message_head(headers, size))
+        for part in packed_parts(seqs, messages):
+            self._write(part)
+        self._write(b"\0")
 
     def _on_unsubscribe(self, frame: Frame) -> None:
         subscription_id = frame.header("id")
