@@ -328,9 +328,11 @@ def _packed_frame(subscription: str, body: bytes, **headers: str) -> bytes:
     return Frame("MESSAGE", tuple(head.items()), body).to_bytes(Version.V1_2)
 
 
-def _answering_range_reads(answer: Callable[[str], list[bytes]]) -> Callable[[socket.socket], None]:
+def _answering_range_reads(
+    answer: Callable[[str], list[bytes]], next_seq: str | None
+) -> Callable[[socket.socket], None]:
     """A scripted jms broker: it answers each browse SUBSCRIBE with its RECEIPT, the frames
-    ``answer(subscription id)`` gives, and ``browser:end``."""
+    ``answer(subscription id)`` gives, and ``browser:end`` (with ``jms-next-seq:next_seq``)."""
 
     def script(connection: socket.socket) -> None:
         parser = FrameParser(Role.CLIENT, version=Version.V1_2)
@@ -361,6 +363,7 @@ def _answering_range_reads(answer: Callable[[str], list[bytes]]) -> Callable[[so
                         ("message-id", "0"),
                         ("destination", "/queue/ledger"),
                         ("browser", "end"),
+                        *((("jms-next-seq", next_seq),) if next_seq is not None else ()),
                     )
                     out.append(Frame("MESSAGE", end).to_bytes(Version.V1_2))
                 connection.sendall(b"".join(out))
@@ -409,13 +412,21 @@ _TEXT = encode(TextMessage("x"))
             ],
             "4 messages for a page of 3",
         ),
+        (
+            lambda s: [_packed_frame(s, pack_records([2, 4], [_TEXT] * 2), **{"jms-count": "2"})],
+            "jms-next-seq:4 does not follow seq 4",
+        ),
+        (
+            lambda s: [_packed_frame(s, pack_records([2], [b"JM\x01"]), **{"jms-count": "1"})],
+            "seq 2: cannot read the fixed header of 3 bytes starting .*: not a jms message",
+        ),
     ],
 )
 def test_a_malformed_packed_answer_is_a_clear_jms_exception(
     frames: Callable[[str], list[bytes]], error: str
 ) -> None:
     with (
-        scripted_server(_answering_range_reads(frames)) as port,
+        scripted_server(_answering_range_reads(frames, "4")) as port,
         ConnectionFactory(f"stomp://127.0.0.1:{port}").create_connection() as connection,
     ):
         reader = connection.create_session().create_sequence_reader(Queue("ledger"))

@@ -615,9 +615,10 @@ class Broker:
         end_seq: int | None = None,
         limit: int = DEFAULT_BROWSE_PAGE,
     ) -> EncodedBrowsePage:
-        """``browse``, each message as its ``jms.message.codec`` encoding. Paged-out messages go
-        out as the store holds them (only JMSRedelivered patched): they are decoded only when
-        ``selector`` must be evaluated."""
+        """``browse``, each message as its ``jms.message.codec`` encoding. Messages the store
+        holds go out as it holds them (only JMSRedelivered patched; expiry and delivery time are
+        read from the fixed header): a paged-out one is decoded only when ``selector`` must be
+        evaluated."""
         compiled = Selector(selector) if selector else None
         window = self._browse_window(connection_id, source, start_seq, end_seq, limit, compiled)
         if window is None:

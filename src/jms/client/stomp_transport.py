@@ -33,7 +33,7 @@ from jms.broker import (
     wall_clock_ms,
 )
 from jms.client.transport import RangeSource, TopicSubscription, Transport
-from jms.errors import InvalidDestinationException, JMSException
+from jms.errors import InvalidDestinationException, JMSException, MessageFormatException
 from jms.message import (
     DeliveryMode,
     Destination,
@@ -43,7 +43,7 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
-from jms.message.codec import decode, encode
+from jms.message.codec import check_fixed_header, decode, encode
 from jms.stomp.client import StompClient, error_from_frame
 from jms.stomp.errors import StompProtocolError
 from jms.stomp.frames import Frame
@@ -126,6 +126,11 @@ class _PackedBrowse(_Browse):
             seqs, encoded = unpack_records(frame.body, int(count_text))
         except StompProtocolError as error:
             raise JMSException(f"{self.what}: {error.message}") from None
+        for seq, data in zip(seqs, encoded, strict=True):
+            try:
+                check_fixed_header(data)
+            except MessageFormatException as error:
+                raise JMSException(f"{self.what}: seq {seq}: {error}") from None
         if not seqs:
             return
         floor = self.seqs[-1] + 1 if self.seqs else self.start
@@ -606,10 +611,12 @@ class StompTransport(Transport):
         what = f"{self._url} answering a range read of {source}"
         browse = _PackedBrowse(start_seq, end_seq, limit, what)
         self._run_browse(stomp_id, headers, browse, str(source))
-        if browse.next_seq is not None and browse.seqs and browse.next_seq <= browse.seqs[-1]:
+        # A next page must start past this one, or reading pages would never end.
+        floor = browse.seqs[-1] if browse.seqs else start_seq
+        if browse.next_seq is not None and browse.next_seq <= floor:
             raise JMSException(
-                f"{what}: jms-next-seq:{browse.next_seq} does not follow the last seq read "
-                f"({browse.seqs[-1]})"
+                f"{what}: jms-next-seq:{browse.next_seq} does not follow seq {floor}, read "
+                "up to or from"
             )
         return EncodedBrowsePage(browse.seqs, browse.encoded, browse.next_seq)
 

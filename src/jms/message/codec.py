@@ -44,6 +44,7 @@ from jms.types import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "check_fixed_header",
     "decode",
     "encode",
     "encode_redelivered",
@@ -234,7 +235,9 @@ def encode_redelivered(message: Message, redelivered: bool) -> bytes:
     return with_redelivered(encode(message), redelivered)
 
 
-def _check_fixed_header(data: bytes) -> None:
+def check_fixed_header(data: bytes) -> None:
+    """``MessageFormatException`` unless ``data`` starts with a fixed header of this format
+    version (what a reader that passes encodings on can check cheaply; ``decode`` checks all)."""
     if len(data) < _FIXED.size or not data.startswith(_MAGIC_AND_VERSION):
         raise MessageFormatException(
             f"cannot read the fixed header of {len(data)} bytes starting {bytes(data[:3])!r}: "
@@ -245,14 +248,14 @@ def _check_fixed_header(data: bytes) -> None:
 def header_times(data: bytes) -> tuple[int, int]:
     """``(JMSExpiration, JMSDeliveryTime)`` of an encoded message, read from its fixed header
     without decoding the rest."""
-    _check_fixed_header(data)
+    check_fixed_header(data)
     return _TIMES.unpack_from(data, _TIMES_AT)  # type: ignore[return-value]
 
 
 def with_redelivered(data: bytes, redelivered: bool) -> bytes:
     """The encoded message ``data`` with its JMSRedelivered flag set to ``redelivered`` (``data``
     itself when it already says so), without decoding the rest."""
-    _check_fixed_header(data)
+    check_fixed_header(data)
     flag = 1 if redelivered else 0
     if data[_REDELIVERED_AT] == flag:
         return data
