@@ -42,6 +42,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import NamedTuple, TypeVar
 from urllib.parse import quote
 
@@ -160,8 +161,11 @@ def _merge_paged(
     seen = {seq for seq, _ in found}
     while True:
         shown, count, last_seq = read_page(start_seq)
-        found.extend(item for item in shown if item[0] not in seen)
-        found.sort(key=lambda item: item[0])
+        if seen:
+            found.extend(item for item in shown if item[0] not in seen)
+            found.sort(key=itemgetter(0))
+        else:  # nothing from memory: a store page is in sequence order already
+            found.extend(shown)
         del found[limit:]
         if count < limit or (len(found) == limit and found[-1][0] <= last_seq):
             return found

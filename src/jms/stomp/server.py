@@ -572,6 +572,15 @@ class _ClientConnection(asyncio.Protocol):
             self._output_scheduled = True
             self._loop.call_soon(self._write_output)
 
+    def _write_parts(self, parts: list[bytes]) -> None:
+        """``_write`` each of ``parts``, at the cost of one call."""
+        if self._transport is None or self._closed:
+            return
+        self._output += parts
+        if not self._output_scheduled:
+            self._output_scheduled = True
+            self._loop.call_soon(self._write_output)
+
     def _write_output(self) -> None:
         self._output_scheduled = False
         transport = self._transport
@@ -1186,10 +1195,10 @@ class _ClientConnection(asyncio.Protocol):
             ("content-type", PACKED_CONTENT_TYPE),
             ("jms-count", str(len(seqs))),
         )
-        self._write(self._conn.message_head(headers, size))
-        for part in packed_parts(seqs, messages):
-            self._write(part)
-        self._write(b"\0")
+        frame = [self._conn.message_head(headers, size)]
+        frame += packed_parts(seqs, messages)
+        frame.append(b"\0")
+        self._write_parts(frame)
 
     def _on_unsubscribe(self, frame: Frame) -> None:
         subscription_id = frame.header("id")
