@@ -436,6 +436,17 @@ def test_a_malformed_packed_answer_is_a_clear_jms_exception(
             list(reader.read(2, 9, page_size=3))
 
 
+@pytest.mark.parametrize("next_seq", ["x", "", "-4", "٤"])
+def test_a_next_page_that_is_not_a_number_is_refused_not_taken_for_the_end(next_seq: str) -> None:
+    with (
+        scripted_server(_answering_range_reads(lambda s: [], next_seq)) as port,
+        ConnectionFactory(f"stomp://127.0.0.1:{port}").create_connection() as connection,
+    ):
+        reader = connection.create_session().create_sequence_reader(Queue("ledger"))
+        with pytest.raises(JMSException, match=f"jms-next-seq:{next_seq!r} is not a sequence"):
+            list(reader.read_encoded(2, 9, page_size=3))
+
+
 def test_a_plain_client_asking_for_packed_frames_gets_one_frame_per_message(
     client: RawClient, broker: Broker
 ) -> None:

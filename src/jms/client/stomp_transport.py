@@ -550,7 +550,13 @@ class StompTransport(Transport):
                     Frame("RECEIPT", frame.headers), self._url
                 )  # the refusal's class and message, as a refusing RECEIPT carries them
             next_seq = frame.header("jms-next-seq")
-            browse.next_seq = int(next_seq) if next_seq and next_seq.isdigit() else None
+            number = next_seq is not None and next_seq.isascii() and next_seq.isdigit()
+            browse.next_seq = int(next_seq) if number and next_seq else None
+            if isinstance(browse, _PackedBrowse) and next_seq is not None and not number:
+                # Read as "no next page", it would end a range read early without a word.
+                browse.error = browse.error or JMSException(
+                    f"{browse.what}: jms-next-seq:{next_seq!r} is not a sequence number"
+                )
             browse.done.set()
             return
         if isinstance(browse, _PackedBrowse):
