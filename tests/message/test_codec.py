@@ -21,7 +21,16 @@ from jms.message import (
     TemporaryTopic,
     TextMessage,
 )
-from jms.message.codec import FORMAT_VERSION, decode, encode, encode_with_bodies, restamped
+from jms.message.codec import (
+    FORMAT_VERSION,
+    decode,
+    encode,
+    encode_redelivered,
+    encode_with_bodies,
+    header_times,
+    restamped,
+    with_redelivered,
+)
 from jms.types import Char, Double, Float, Int, Long
 from tests.strategies import message_fingerprint, messages
 
@@ -303,3 +312,28 @@ def test_encodings_with_bodies_are_the_encodings_of_the_template_with_each_body(
         copy.write_bytes(body)
         expected.append(encode(copy))
     assert encode_with_bodies(template, bodies) == expected
+
+
+@given(messages(), st.booleans())
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+def test_the_fixed_header_is_read_and_patched_without_decoding(
+    message: Message, redelivered: bool
+) -> None:
+    data = encode(message)
+    assert header_times(data) == (message.get_jms_expiration(), message.get_jms_delivery_time())
+    patched = with_redelivered(data, redelivered)
+    copy = decode(data)
+    copy.set_jms_redelivered(redelivered)
+    assert patched == encode(copy) == encode_redelivered(message, redelivered)
+    assert decode(data).get_jms_redelivered() == message.get_jms_redelivered()  # data unchanged
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"JM", b"XX" + bytes(40), b"JM\x09" + bytes(40), bytes(encode(TextMessage()))[:37]],
+)
+def test_reading_the_fixed_header_of_what_is_not_a_message_is_refused(data: bytes) -> None:
+    with pytest.raises(MessageFormatException, match="cannot read the fixed header"):
+        header_times(data)
+    with pytest.raises(MessageFormatException, match="cannot read the fixed header"):
+        with_redelivered(data, True)

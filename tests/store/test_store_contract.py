@@ -10,11 +10,13 @@ import pytest
 
 from jms.errors import IllegalStateException
 from jms.message import TextMessage
+from jms.message.codec import encode
 from jms.store import (
     AddDestination,
     AppendMessage,
     DeleteSubscription,
     DurableSubscriptionRecord,
+    EncodedEntry,
     MemoryStore,
     MessageStore,
     RemoveEntry,
@@ -24,6 +26,7 @@ from jms.store import (
     SetDeliveryCount,
 )
 from jms.store.sqlite import SQLiteStore
+from jms.types import Double
 
 StoreFactory = Callable[[], MessageStore]
 
@@ -224,3 +227,23 @@ def test_a_returned_completion_is_done(store: MessageStore) -> None:
     completion = store.submit([AddDestination("queue://q")])
     completion.wait()
     assert completion.done()
+
+
+def test_encoded_entries_are_the_codec_bytes_of_the_entries_read(store: MessageStore) -> None:
+    messages = [_message(f"m{seq}") for seq in range(1, 6)]
+    messages[2].set_jms_redelivered(True)  # as appended: the entry's count says the rest
+    messages[3].set_double_property("weight", Double(2.5))
+    for seq, message in enumerate(messages, 1):
+        store.submit([AppendMessage("queue://q", seq, message, ("queue://q",))]).wait()
+    store.submit([SetDeliveryCount("queue://q", 2, 3), RemoveEntry("queue://q", 4)]).wait()
+    encoded = store.read_encoded_entries("queue://q", 2, 5, 2)
+    assert encoded == [
+        EncodedEntry(2, encode(messages[1]), 3),
+        EncodedEntry(3, encode(messages[2]), 0),
+    ]
+    assert [entry.seq for entry in store.read_encoded_entries("queue://q", 3, None, 10)] == [3, 5]
+    assert store.read_encoded_entries("queue://q", 6, None, 10) == []
+    assert store.read_encoded_entries("queue://other", 1, None, 10) == []
+    store.close()
+    with pytest.raises(IllegalStateException):
+        store.read_encoded_entries("queue://q", 1, None, 10)

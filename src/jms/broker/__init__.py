@@ -16,7 +16,7 @@ from jms.broker.broker import (
     wall_clock_ms,
 )
 from jms.broker.consumer import DEFAULT_PREFETCH, ConsumerSpec, DeliverySink
-from jms.broker.delivery import BrowsePage, Delivery
+from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.policy import DEAD_LETTER_PREFIX, DEFAULT_MEMORY_WINDOW, DestinationPolicy
 from jms.broker.registry import close_embedded_broker, embedded_broker, open_broker
 from jms.broker.staging import (
@@ -46,6 +46,7 @@ __all__ = [
     "Delivery",
     "DeliverySink",
     "DestinationPolicy",
+    "EncodedBrowsePage",
     "QueueStats",
     "StagedRange",
     "SubscriptionName",

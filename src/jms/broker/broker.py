@@ -42,10 +42,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
+from typing import NamedTuple, TypeVar
 from urllib.parse import quote
 
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
-from jms.broker.delivery import BrowsePage, Delivery
+from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
 from jms.broker.pager import Pager, PageRequest
@@ -81,7 +83,14 @@ from jms.message import (
     TemporaryTopic,
     Topic,
 )
-from jms.message.codec import encode_with_bodies, restamped
+from jms.message.codec import (
+    decode,
+    encode_redelivered,
+    encode_with_bodies,
+    header_times,
+    restamped,
+    with_redelivered,
+)
 from jms.selector import Selector
 from jms.store import (
     DONE,
@@ -141,6 +150,45 @@ def _await(barrier: Completion) -> None:
     """Wait until ``barrier`` (an empty batch) has completed; a failure is not ours to report."""
     with contextlib.suppress(JMSException):
         barrier.wait()
+
+
+_Shown = TypeVar("_Shown", Message, bytes)
+
+
+class _BrowseWindow(NamedTuple):
+    """A browse's part read under the lock: ``in_memory`` as ``(seq, message, redelivered,
+    stored)``; ``key`` names the store queue (None: not stored), from ``first_paged`` on paged
+    out (None: nothing is)."""
+
+    now: int
+    in_memory: list[tuple[int, Message, bool, bool]]
+    key: str | None
+    first_paged: int | None
+
+
+def _merge_paged(
+    found: list[tuple[int, _Shown]],
+    start_seq: int,
+    limit: int,
+    read_page: Callable[[int], tuple[list[tuple[int, _Shown]], int, int]],
+) -> list[tuple[int, _Shown]]:
+    """Merge ``found`` (from memory) with the paged-out entries from ``start_seq`` on, keeping the
+    first ``limit`` in sequence order. ``read_page(start)`` reads one store page from ``start``
+    and returns (what of it a browse shows, how many entries it read, the last one's seq)."""
+    if len(found) == limit and found[-1][0] < start_seq:
+        return found
+    seen = {seq for seq, _ in found}
+    while True:
+        shown, count, last_seq = read_page(start_seq)
+        if seen:
+            found.extend(item for item in shown if item[0] not in seen)
+            found.sort(key=itemgetter(0))
+        else:  # nothing from memory: a store page is in sequence order already
+            found.extend(shown)
+        del found[limit:]
+        if count < limit or (len(found) == limit and found[-1][0] <= last_seq):
+            return found
+        start_seq = last_seq + 1
 
 
 class _Connection:
@@ -571,61 +619,120 @@ class Broker:
         or expired excluded), matching ``selector``, with ``start_seq <= seq <= end_seq``, in
         sequence order, at most ``limit`` of them. Nothing is consumed."""
         compiled = Selector(selector) if selector else None
+        window = self._browse_window(connection_id, source, start_seq, end_seq, limit, compiled)
+        if window is None:
+            return BrowsePage((), None)
+        found = [
+            (seq, self._browse_copy(message, redelivered))
+            for seq, message, redelivered, _ in window.in_memory
+        ]
+        key, now = window.key, window.now
+        if key is not None and window.first_paged is not None:
+
+            def read_page(start: int) -> tuple[list[tuple[int, Message]], int, int]:
+                page = self._store.read_entries(key, start, end_seq, limit)
+                shown = []
+                for stored in page:
+                    message = stored.message
+                    expiration = message._expiration
+                    if (expiration and expiration <= now) or message._delivery_time > now:
+                        continue
+                    if compiled is not None and not compiled.matches(message):
+                        continue
+                    message.set_jms_redelivered(stored.delivery_count > 0)
+                    shown.append((stored.seq, message))
+                return shown, len(page), page[-1].seq if page else 0
+
+            found = _merge_paged(found, window.first_paged, limit, read_page)
+        next_seq = found[-1][0] + 1 if len(found) == limit else None
+        return BrowsePage(tuple(found), next_seq)
+
+    def browse_encoded(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        selector: str | None = None,
+        start_seq: int = 1,
+        end_seq: int | None = None,
+        limit: int = DEFAULT_BROWSE_PAGE,
+    ) -> EncodedBrowsePage:
+        """``browse``, each message as its ``jms.message.codec`` encoding. Messages the store
+        holds go out as it holds them (only JMSRedelivered patched; expiry and delivery time are
+        read from the fixed header): a paged-out one is decoded only when ``selector`` must be
+        evaluated."""
+        compiled = Selector(selector) if selector else None
+        window = self._browse_window(connection_id, source, start_seq, end_seq, limit, compiled)
+        if window is None:
+            return EncodedBrowsePage([], [], None)
+        found = self._encode_in_memory(window)
+        key, now = window.key, window.now
+        if key is not None and window.first_paged is not None:
+
+            def read_page(start: int) -> tuple[list[tuple[int, bytes]], int, int]:
+                page = self._store.read_encoded_entries(key, start, end_seq, limit)
+                shown = []
+                for seq, data, delivery_count in page:
+                    expiration, delivery_time = header_times(data)
+                    if (expiration and expiration <= now) or delivery_time > now:
+                        continue
+                    if compiled is not None and not compiled.matches(decode(data)):
+                        continue
+                    shown.append((seq, with_redelivered(data, delivery_count > 0)))
+                return shown, len(page), page[-1].seq if page else 0
+
+            found = _merge_paged(found, window.first_paged, limit, read_page)
+        next_seq = found[-1][0] + 1 if len(found) == limit else None
+        return EncodedBrowsePage([seq for seq, _ in found], [data for _, data in found], next_seq)
+
+    def _browse_window(
+        self,
+        connection_id: int,
+        source: Queue | SubscriptionName,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+        selector: Selector | None,
+    ) -> _BrowseWindow | None:
+        """What a browse shows from memory, and where its store part starts (None: no such
+        queue yet). Returns once everything shown is durable (or durably numbered) and every
+        paged-out entry readable: a batch submitted now completes after every batch before."""
         if type(limit) is not int or limit < 1:
             raise ValueError(f"limit must be an int of at least 1; got {limit!r}")
         with self._lock:
             connection = self._connection(connection_id)
             queue = self._browse_source(connection, source)
             if queue is None:
-                return BrowsePage((), None)
+                return None
             now = self._clock()
-            entries = queue.browse(now, start_seq, end_seq, limit, compiled)
-            found = [(entry.seq, self._browse_copy(entry)) for entry in entries]
+            in_memory = [
+                (entry.seq, entry.message, entry.delivery_count > 0, entry.stored)
+                for entry in queue.browse(now, start_seq, end_seq, limit, selector)
+            ]
             first_paged = queue.first_paged()
             key = queue.store_key
-        # Everything shown must be durable (or durably numbered) first, and every paged-out entry
-        # readable: a batch submitted now completes after every batch submitted before.
         _await(self._store.submit(()))
-        if first_paged is not None and key is not None:
-            found = self._browse_paged(
-                found, key, max(start_seq, first_paged), end_seq, limit, compiled, now
-            )
-        next_seq = found[-1][0] + 1 if len(found) == limit else None
-        return BrowsePage(tuple(found), next_seq)
+        if first_paged is not None:
+            first_paged = max(start_seq, first_paged)
+        return _BrowseWindow(now, in_memory, key, first_paged)
 
-    def _browse_paged(
-        self,
-        found: list[tuple[int, Message]],
-        key: str,
-        start_seq: int,
-        end_seq: int | None,
-        limit: int,
-        selector: Selector | None,
-        now: int,
-    ) -> list[tuple[int, Message]]:
-        """Merge ``found`` (from memory) with the paged-out entries of the store queue ``key``
-        from ``start_seq`` on, keeping the first ``limit`` in sequence order (without the lock)."""
-        if len(found) == limit and found[-1][0] < start_seq:
-            return found
-        seen = {seq for seq, _ in found}
-        while True:
-            page = self._store.read_entries(key, start_seq, end_seq, limit)
-            for stored in page:
-                message = stored.message
-                expiration = message.get_jms_expiration()
-                if stored.seq in seen or (expiration and expiration <= now):
-                    continue
-                if message.get_jms_delivery_time() > now:
-                    continue
-                if selector is not None and not selector.matches(message):
-                    continue
-                message.set_jms_redelivered(stored.delivery_count > 0)
-                found.append((stored.seq, message))
-            found.sort(key=lambda item: item[0])
-            del found[limit:]
-            if len(page) < limit or (len(found) == limit and found[-1][0] <= page[-1].seq):
-                return found
-            start_seq = page[-1].seq + 1
+    def _encode_in_memory(self, window: _BrowseWindow) -> list[tuple[int, bytes]]:
+        """The in-memory part of an encoded browse (without the lock). What the store holds is
+        read as it holds it, which costs a fraction of encoding it again; the rest is encoded
+        (the broker never changes a message it holds), as is a message acknowledged meanwhile."""
+        stored = [seq for seq, _, _, is_stored in window.in_memory if is_stored]
+        held: dict[int, bytes] = {}
+        if window.key is not None and stored:
+            span = stored[-1] - stored[0] + 1
+            # A sparse run (a selector matching few) would read many entries for few shown.
+            if span <= 2 * len(stored):
+                page = self._store.read_encoded_entries(window.key, stored[0], stored[-1], span)
+                held = {seq: data for seq, data, _ in page}
+        return [
+            (seq, with_redelivered(held[seq], redelivered))
+            if seq in held
+            else (seq, encode_redelivered(message, redelivered))
+            for seq, message, redelivered, _ in window.in_memory
+        ]
 
     def acknowledge_through(
         self,
@@ -667,31 +774,46 @@ class Broker:
             if queue is None:
                 return 0
             work = _Work(self._clock())
-            entries = queue.entries_between(start_seq, seq)
-            if compiled is not None:
-                entries = [entry for entry in entries if compiled.matches(entry.message)]
-            for entry in entries:
-                queue.remove(entry)
-                queue.acknowledged += 1
-                if entry.stored:
-                    assert queue.store_key is not None
-                    work.operations.append(RemoveEntry(queue.store_key, entry.seq))
-            paged = 0
             if compiled is None:
-                first_paged, last_paged, paged = queue.drop_paged_between(start_seq, seq)
-                if paged:
-                    assert queue.store_key is not None
-                    work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
+                consumed = self._consume_between(queue, start_seq, seq, work)
             else:
-                for paged_seq in sorted(paged_matches):
-                    if queue.drop_paged(paged_seq):  # else paged in (and handled above) or gone
-                        assert queue.store_key is not None
-                        work.operations.append(RemoveEntry(queue.store_key, paged_seq))
-                        paged += 1
-            queue.acknowledged += paged
-            work.paging.add(queue)
+                consumed = self._consume_matching(
+                    queue, start_seq, seq, compiled, paged_matches, work
+                )
             completion = self._finish(work)
         completion.wait()
+        return consumed
+
+    @staticmethod
+    def _consume_matching(
+        queue: MessageQueue,
+        start_seq: int,
+        end_seq: int,
+        selector: Selector,
+        paged_matches: set[int],
+        work: _Work,
+    ) -> int:
+        """Consume the entries of ``queue`` numbered ``start_seq`` to ``end_seq``, not in flight,
+        that ``selector`` matches: those in memory, and the paged-out ones of ``paged_matches``
+        (read from the store before); return how many."""
+        entries = [
+            entry
+            for entry in queue.entries_between(start_seq, end_seq)
+            if selector.matches(entry.message)
+        ]
+        for entry in entries:
+            queue.remove(entry)
+            if entry.stored:
+                assert queue.store_key is not None
+                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+        paged = 0
+        for paged_seq in sorted(paged_matches):
+            if queue.drop_paged(paged_seq):  # else paged in (and handled above) or gone
+                assert queue.store_key is not None
+                work.operations.append(RemoveEntry(queue.store_key, paged_seq))
+                paged += 1
+        queue.acknowledged += len(entries) + paged
+        work.paging.add(queue)
         return len(entries) + paged
 
     def first_not_due(
@@ -949,7 +1071,7 @@ class Broker:
             plan.append((target, message, queues, encoded))
         self._check_room([(target, queues) for target, _, queues, _ in plan])
         if marker_queue is not None:  # the older markers go as the new one comes
-            self._consume_through(marker_queue, self._queues[str(marker.queue)].last_seq, work)
+            self._consume_between(marker_queue, 1, self._queues[str(marker.queue)].last_seq, work)
         for target, message, queues, encoded in plan:
             self._append(target, message, queues, work, encoded)
         self._consume_staging(connection, ranges, work)
@@ -1014,22 +1136,25 @@ class Broker:
         for name, seq in through.items():
             queue = self._browse_source(connection, name)
             if queue is not None:
-                self._consume_through(queue, seq, work)
+                self._consume_between(queue, 1, seq, work)
 
-    def _consume_through(self, queue: MessageQueue, seq: int, work: _Work) -> None:
-        """Consume every entry of ``queue`` up to ``seq`` not in flight, paged-out ones too."""
-        for entry in queue.entries_between(1, seq):
+    @staticmethod
+    def _consume_between(queue: MessageQueue, start_seq: int, end_seq: int, work: _Work) -> int:
+        """Consume every entry of ``queue`` numbered ``start_seq`` to ``end_seq`` not in flight,
+        paged-out ones too (as one range in the store); return how many."""
+        entries = queue.entries_between(start_seq, end_seq)
+        for entry in entries:
             queue.remove(entry)
-            queue.acknowledged += 1
             if entry.stored:
                 assert queue.store_key is not None
                 work.operations.append(RemoveEntry(queue.store_key, entry.seq))
-        first_paged, last_paged, paged = queue.drop_paged_between(1, seq)
+        first_paged, last_paged, paged = queue.drop_paged_between(start_seq, end_seq)
         if paged:
             assert queue.store_key is not None
             work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
-            queue.acknowledged += paged
+        queue.acknowledged += len(entries) + paged
         work.paging.add(queue)
+        return len(entries) + paged
 
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
@@ -1662,10 +1787,10 @@ class Broker:
             )
 
     @staticmethod
-    def _browse_copy(entry: Entry) -> Message:
-        message = entry.message._copy()
-        message.set_jms_redelivered(entry.delivery_count > 0)
-        return message
+    def _browse_copy(message: Message, redelivered: bool) -> Message:
+        copy = message._copy()
+        copy.set_jms_redelivered(redelivered)
+        return copy
 
     def _watch(self, queue: MessageQueue) -> None:
         deadline = queue.next_deadline()

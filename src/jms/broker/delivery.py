@@ -1,4 +1,5 @@
-"""What crosses from the broker to a consumer (``Delivery``) and back from a browse (``BrowsePage``).
+"""What crosses from the broker to a consumer (``Delivery``) and back from a browse (``BrowsePage``,
+or ``EncodedBrowsePage`` for a range read that ships the messages as codec bytes).
 
 Both are small immutable values. A delivery's message is a copy made for that one consumer, with
 ``JMSRedelivered`` and ``JMSXDeliveryCount`` set; its ``tag`` is how the client later acknowledges
@@ -17,7 +18,7 @@ from typing import NamedTuple
 from jms.message import Message
 from jms.store import DONE, Completion
 
-__all__ = ["BrowsePage", "Delivery"]
+__all__ = ["BrowsePage", "Delivery", "EncodedBrowsePage"]
 
 
 class Delivery(NamedTuple):
@@ -42,4 +43,15 @@ class BrowsePage:
     """
 
     messages: tuple[tuple[int, Message], ...]
+    next_seq: int | None
+
+
+class EncodedBrowsePage(NamedTuple):
+    """The page a browse would return, each message as its ``jms.message.codec`` encoding:
+    ``messages[i]`` (numbered ``seqs[i]``) encodes exactly the message ``BrowsePage`` would hold,
+    JMSRedelivered included. ``next_seq`` is where the next page starts, or ``None`` when this
+    page reached the end. The lists are the receiver's."""
+
+    seqs: list[int]
+    messages: list[bytes]
     next_seq: int | None

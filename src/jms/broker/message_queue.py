@@ -124,6 +124,9 @@ class MessageQueue:
         self.destination = destination
         self.store_key = store_key
         self.entries: dict[int, Entry] = {}  # every entry not yet gone, in sequence order
+        # No entry in memory has a higher number (entries leaving do not lower it): a browse
+        # starting above it has nothing in memory to look at.
+        self._highest_seq = 0
         self._fresh: list[dict[int, Entry]] = [{} for _ in range(_PRIORITIES)]
         self._returned: list[dict[int, Entry]] = [{} for _ in range(_PRIORITIES)]
         # Highest priority first; within one, returned entries before fresh ones.
@@ -174,6 +177,8 @@ class MessageQueue:
         """Take a new (``arrived``) or paged-in unexpired entry; return (assigned, expired) like
         ``select``."""
         self.entries[entry.seq] = entry
+        if entry.seq > self._highest_seq:
+            self._highest_seq = entry.seq
         if arrived:
             self.enqueued += 1
         if entry.expiration:
@@ -489,6 +494,8 @@ class MessageQueue:
     ) -> list[Entry]:
         """Entries in memory, present and due, not expired, matching ``selector``, in sequence
         order (paged-out ones are the broker's to read from the store)."""
+        if start_seq > self._highest_seq:
+            return []
         upper = end_seq if end_seq is not None else float("inf")
         found: list[Entry] = []
         for seq in sorted(s for s in self.entries if start_seq <= s <= upper):

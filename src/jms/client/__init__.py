@@ -1,7 +1,8 @@
 """The JMS client API: ``ConnectionFactory``, ``Connection``, ``Session``, ``MessageProducer``,
 ``MessageConsumer``, ``QueueBrowser``, the JMS 2.0 ``JMSContext``/``JMSProducer``/``JMSConsumer``,
 the ``Requestor`` helper for request/reply, and ``SequenceReader`` (reading a queue or durable
-subscription by sequence number range, with a cursor commit) for offset-based readers, and
+subscription by sequence number range, with a cursor commit; ``EncodedPage`` is a page of its
+messages left as codec bytes) for offset-based readers, and
 ``Session.stage_encoded`` and ``Session.publish_staged`` (with ``StagedRange`` and
 ``BatchMarker`` from ``jms.broker.staging``) for writers that stage messages and publish them
 atomically.
@@ -20,7 +21,7 @@ from jms.client.factory import ConnectionFactory
 from jms.client.options import ClientOptions
 from jms.client.producer import MessageProducer
 from jms.client.requestor import Requestor
-from jms.client.sequence_reader import SequenceReader
+from jms.client.sequence_reader import EncodedPage, SequenceReader
 from jms.client.session import Session
 from jms.client.transport import RangeSource, TopicSubscription, Transport
 
@@ -30,6 +31,7 @@ __all__ = [
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",
+    "EncodedPage",
     "ExceptionListener",
     "JMSConsumer",
     "JMSContext",

@@ -16,6 +16,7 @@ from jms.broker import (
     BrowsePage,
     ConsumerSpec,
     DeliverySink,
+    EncodedBrowsePage,
     StagedRange,
     SubscriptionName,
 )
@@ -94,6 +95,18 @@ class InProcessTransport(Transport):
         limit: int,
     ) -> BrowsePage:
         return self._broker.browse(
+            self._id, _broker_source(source), selector, start_seq, end_seq, limit
+        )
+
+    def browse_range_encoded(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> EncodedBrowsePage:
+        return self._broker.browse_encoded(
             self._id, _broker_source(source), selector, start_seq, end_seq, limit
         )
 

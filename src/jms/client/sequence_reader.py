@@ -5,6 +5,8 @@ Every message sent to a destination gets the next number of that destination (a 
 subscription's messages keep their topic's numbers); numbers only grow, across broker restarts
 too. ``read(start_seq, end_seq)`` pages through the messages present in that range, oldest first,
 without consuming any, so the same range can be read again (by another process as well);
+``read_encoded`` pages through the same messages left in their ``jms.message.codec`` encoding,
+for readers that decode straight into columns;
 ``acknowledge_through(seq, start_seq)`` consumes everything from ``start_seq`` (1 by default) up to
 ``seq`` at once (with a selector, only what
 it matches: the rest stays for other consumers). ``last_sequence()`` is the number of the last
@@ -18,7 +20,7 @@ Messages read are read-only copies, as a browser's. The reader never consumes an
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from jms.broker import DEFAULT_BROWSE_PAGE
 from jms.client.transport import RangeSource, TopicSubscription
@@ -29,7 +31,16 @@ from jms.selector import Selector
 if TYPE_CHECKING:
     from jms.client.session import Session
 
-__all__ = ["SequenceReader"]
+__all__ = ["EncodedPage", "SequenceReader"]
+
+
+class EncodedPage(NamedTuple):
+    """One page of ``SequenceReader.read_encoded``: ``messages[i]`` is the ``jms.message.codec``
+    encoding of exactly the message ``read`` gives for ``seqs[i]`` (JMSRedelivered included), in
+    sequence order. The lists are the caller's."""
+
+    seqs: list[int]
+    messages: list[bytes]
 
 
 class SequenceReader:
@@ -78,8 +89,8 @@ class SequenceReader:
         """The lowest number of a message present now (matching the selector), or None when
         there is none."""
         self._check_open()
-        for page in self._pages(1, None, 1):
-            return page[0][0]
+        for page in self._encoded_pages(1, None, 1):
+            return page.seqs[0]
         return None
 
     def read(
@@ -88,13 +99,25 @@ class SequenceReader:
         """The messages present with ``start_seq <= seq <= end_seq`` (to the end when
         ``end_seq`` is None) as ``(seq, message)`` lists of at most ``page_size``, in sequence
         order, fetched one page at a time. Nothing is consumed."""
+        self._check_range(start_seq, end_seq, page_size)
+        return self._pages(start_seq, end_seq, page_size)
+
+    def read_encoded(
+        self, start_seq: int, end_seq: int | None = None, page_size: int = DEFAULT_BROWSE_PAGE
+    ) -> Iterator[EncodedPage]:
+        """What ``read`` gives, each message left in its ``jms.message.codec`` encoding (as the
+        broker ships it), one ``EncodedPage`` of at most ``page_size`` at a time. Nothing is
+        consumed."""
+        self._check_range(start_seq, end_seq, page_size)
+        return self._encoded_pages(start_seq, end_seq, page_size)
+
+    def _check_range(self, start_seq: int, end_seq: int | None, page_size: int) -> None:
         self._check_open()
         for name, value in (("start_seq", start_seq), ("page_size", page_size)):
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be an int of at least 1; got {value!r}")
         if end_seq is not None and type(end_seq) is not int:
             raise ValueError(f"end_seq must be an int or None; got {end_seq!r}")
-        return self._pages(start_seq, end_seq, page_size)
 
     def acknowledge_through(self, seq: int, start_seq: int = 1) -> int:
         """Consume every message numbered ``start_seq`` to ``seq`` that this reader's selector
@@ -145,6 +168,19 @@ class SequenceReader:
                     message.set_allowed_classes(allowed)
             if page.messages:
                 yield list(page.messages)
+            start = page.next_seq
+
+    def _encoded_pages(
+        self, start_seq: int, end_seq: int | None, limit: int
+    ) -> Iterator[EncodedPage]:
+        start: int | None = start_seq
+        while start is not None and (end_seq is None or start <= end_seq):
+            self._check_open()
+            page = self._session._transport.browse_range_encoded(
+                self._source, self._selector, start, end_seq, limit
+            )
+            if page.seqs:
+                yield EncodedPage(page.seqs, page.messages)
             start = page.next_seq
 
     def _check_open(self) -> None:

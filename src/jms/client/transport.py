@@ -10,15 +10,16 @@ implements the same methods with frames. What crosses it is deliberately wire-fr
   ``ConsumerSpec`` for a subscription;
 - inbound, ``Delivery`` values (consumer id, delivery tag, sequence number, a message the client
   now owns) pushed to the ``DeliverySink`` given with the consumer, from whatever thread the
-  transport runs (the broker's caller, or a socket reader), and ``BrowsePage`` values;
+  transport runs (the broker's caller, or a socket reader), and ``BrowsePage`` values (a range
+  read's ``EncodedBrowsePage`` carries codec bytes, which the reader decodes or passes on);
 - errors as ``jms.errors`` exceptions.
 
 Acknowledgement is by delivery tag and individual; CLIENT_ACKNOWLEDGE's "everything consumed so
 far" is the session's bookkeeping. Range readers (``SequenceReader``) read a queue or a durable
-subscription by sequence number (``browse_range``, ``last_sequence``) and consume everything up to
-a number at once (``acknowledge_through``, a cursor commit); ``stage_encoded`` stages codec
-encodings and ``publish_staged`` publishes staged messages atomically (``jms.broker.staging``).
-A transport never decides acknowledgement modes, never
+subscription by sequence number (``browse_range`` or ``browse_range_encoded``, ``last_sequence``)
+and consume everything up to a number at once (``acknowledge_through``, a cursor commit);
+``stage_encoded`` stages codec encodings and ``publish_staged`` publishes staged messages
+atomically (``jms.broker.staging``). A transport never decides acknowledgement modes, never
 stamps headers, and never calls application code.
 """
 
@@ -28,7 +29,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from jms.broker import BatchMarker, BrowsePage, ConsumerSpec, DeliverySink, StagedRange
+from jms.broker import (
+    BatchMarker,
+    BrowsePage,
+    ConsumerSpec,
+    DeliverySink,
+    EncodedBrowsePage,
+    StagedRange,
+)
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
 __all__ = ["RangeSource", "TopicSubscription", "Transport"]
@@ -127,6 +135,18 @@ class Transport(ABC):
     ) -> BrowsePage:
         """A page of the messages ``source`` holds with ``start_seq <= seq <= end_seq`` (no upper
         bound when ``end_seq`` is None), in sequence order, nothing consumed."""
+
+    @abstractmethod
+    def browse_range_encoded(
+        self,
+        source: RangeSource,
+        selector: str | None,
+        start_seq: int,
+        end_seq: int | None,
+        limit: int,
+    ) -> EncodedBrowsePage:
+        """``browse_range``'s page, each message in its ``jms.message.codec`` encoding (exactly
+        the message ``browse_range`` gives, JMSRedelivered included)."""
 
     @abstractmethod
     def acknowledge_through(

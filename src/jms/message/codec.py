@@ -42,15 +42,30 @@ from jms.types import (
     round_to_float32,
 )
 
-__all__ = ["FORMAT_VERSION", "decode", "encode", "encode_with_bodies", "restamped"]
+__all__ = [
+    "FORMAT_VERSION",
+    "check_fixed_header",
+    "decode",
+    "encode",
+    "encode_redelivered",
+    "encode_with_bodies",
+    "header_times",
+    "restamped",
+    "with_redelivered",
+]
 
 FORMAT_VERSION: Final = 1
 _MAGIC: Final = b"JM"
+_MAGIC_AND_VERSION: Final = _MAGIC + bytes((FORMAT_VERSION,))
 
 # magic, version, body type, delivery mode, priority, redelivered, optional-field bits,
 # destination kind, reply-to kind, timestamp, expiration, delivery time, property count.
 _FIXED: Final = struct.Struct(">2sBBBBBBBBqqqI")
 _U32: Final = struct.Struct(">I")
+# Where the fixed header keeps the fields a broker reads or patches without decoding a message.
+_REDELIVERED_AT: Final = struct.calcsize(">2sBBBB")
+_TIMES_AT: Final = struct.calcsize(">2sBBBBBBBBq")  # JMSExpiration, then JMSDeliveryTime
+_TIMES: Final = struct.Struct(">qq")
 
 # Optional fields present. The String ones travel, in this order, at the head of the one string
 # column that also carries the property names (docs/wire-format.md).
@@ -246,6 +261,40 @@ def restamped(
     fields[9:12] = timestamp, expiration, delivery_time
     return b"".join(
         (_FIXED.pack(*fields), struct.pack(f">{len(lengths)}I", *lengths), new_id, data[rest:])
+    )
+
+
+def encode_redelivered(message: Message, redelivered: bool) -> bytes:
+    """``encode(message)`` with JMSRedelivered set to ``redelivered`` (``message`` unchanged)."""
+    return with_redelivered(encode(message), redelivered)
+
+
+def check_fixed_header(data: bytes) -> None:
+    """``MessageFormatException`` unless ``data`` starts with a fixed header of this format
+    version (what a reader that passes encodings on can check cheaply; ``decode`` checks all)."""
+    if len(data) < _FIXED.size or not data.startswith(_MAGIC_AND_VERSION):
+        raise MessageFormatException(
+            f"cannot read the fixed header of {len(data)} bytes starting {bytes(data[:3])!r}: "
+            f"not a jms message of format version {FORMAT_VERSION}"
+        )
+
+
+def header_times(data: bytes) -> tuple[int, int]:
+    """``(JMSExpiration, JMSDeliveryTime)`` of an encoded message, read from its fixed header
+    without decoding the rest."""
+    check_fixed_header(data)
+    return _TIMES.unpack_from(data, _TIMES_AT)  # type: ignore[return-value]
+
+
+def with_redelivered(data: bytes, redelivered: bool) -> bytes:
+    """The encoded message ``data`` with its JMSRedelivered flag set to ``redelivered`` (``data``
+    itself when it already says so), without decoding the rest."""
+    check_fixed_header(data)
+    flag = 1 if redelivered else 0
+    if data[_REDELIVERED_AT] == flag:
+        return data
+    return b"".join(
+        (data[:_REDELIVERED_AT], b"\x01" if flag else b"\x00", data[_REDELIVERED_AT + 1 :])
     )
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -37,6 +36,7 @@ from pyspark.sql.streaming.datasource import (
 
 from jms.client import Connection, ConnectionFactory, SequenceReader, TopicSubscription
 from jms.errors import InvalidDestinationException
+from jms.spark.columnar import encoded_to_arrow
 from jms.spark.offsets import (
     EARLIEST,
     LATEST,
@@ -48,11 +48,7 @@ from jms.spark.offsets import (
 )
 from jms.spark.options import SourceOptions
 from jms.spark.pushdown import filter_to_selector
-from jms.spark.rows import to_arrow
 from jms.store.snapshot import StoreSnapshot
-
-if TYPE_CHECKING:
-    from jms.message import Message
 
 __all__ = ["JmsBatchReader", "JmsStreamReader", "RangePartition", "read_range"]
 
@@ -76,22 +72,15 @@ def _connect(options: SourceOptions) -> Connection:
     return ConnectionFactory(options.url).create_connection(options.user, options.password)
 
 
-def _batches(pages: Iterator[list[tuple[int, Message]]]) -> Iterator[pa.RecordBatch]:
-    for page in pages:
-        yield from to_arrow(message for _, message in page).to_batches()
-
-
-def _store_pages(
-    options: SourceOptions, part: RangePartition
-) -> Iterator[list[tuple[int, Message]]]:
+def _store_pages(options: SourceOptions, part: RangePartition) -> Iterator[list[bytes]]:
     with StoreSnapshot(options.store or "") as snapshot:
         key = snapshot.queue_key(options.destination, options.subscription_name, options.client_id)
         start = part.start
         while start < part.end:
-            page = snapshot.read(key, start, part.end - 1, options.page_size)
+            page = snapshot.read_encoded(key, start, part.end - 1, options.page_size)
             if not page:
                 return
-            yield page
+            yield [data for _, data in page]
             start = page[-1][0] + 1
 
 
@@ -99,15 +88,18 @@ def read_range(
     options: SourceOptions, part: RangePartition, selector: str | None
 ) -> Iterator[pa.RecordBatch]:
     """The messages numbered ``part.start`` to ``part.end - 1`` (matching ``selector``) as Arrow
-    record batches in ``MESSAGE_SCHEMA``, one per page; consumes nothing."""
+    record batches in ``MESSAGE_SCHEMA``, one per page, decoded from the codec bytes the broker
+    (or the store) ships straight into columns; consumes nothing."""
     if part.end <= part.start:
         return
     if options.store is not None:
-        yield from _batches(_store_pages(options, part))
+        for encoded in _store_pages(options, part):
+            yield encoded_to_arrow(encoded)
         return
     with _connect(options) as connection:
         reader = connection.create_session().create_sequence_reader(options.source, selector)
-        yield from _batches(reader.read(part.start, part.end - 1, options.page_size))
+        for page in reader.read_encoded(part.start, part.end - 1, options.page_size):
+            yield encoded_to_arrow(page.messages)
 
 
 def _bounds(options: SourceOptions) -> tuple[int | None, int]:

@@ -47,7 +47,7 @@ from jms.stomp.frames import (
     HeartBeat,
     Role,
     Version,
-    encode_frame,
+    encode_frame_head,
     error_frame,
 )
 from jms.stomp.negotiation import (
@@ -328,11 +328,16 @@ class ServerConnection:
         """The bytes of a MESSAGE frame: ``send(Frame("MESSAGE", headers, body))`` for the
         server's hot path, without building the ``Frame``. The caller guarantees the required
         headers (``destination``, ``message-id``, ``subscription``); the state is checked."""
+        return b"".join((self.message_head(headers, len(body)), body, b"\0"))
+
+    def message_head(self, headers: Iterable[tuple[str, str]], body_length: int) -> bytes:
+        """``message(headers, body)`` up to its body, for a body of ``body_length`` bytes sent
+        from its parts (followed by a NUL)."""
         if self.state is not ServerState.CONNECTED:
             raise StompUsageError(f"cannot send MESSAGE while {self.state.name}")
         version = self.version
         assert version is not None
-        return encode_frame("MESSAGE", headers, body, version)
+        return encode_frame_head("MESSAGE", headers, body_length, version)
 
     def send_error(self, error: StompProtocolError) -> bytes:
         """The ERROR frame answering ``error`` (with its receipt and extra headers); the

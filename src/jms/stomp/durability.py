@@ -22,7 +22,15 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from jms.store import DONE, Completion, MessageStore, StoreContents, StoredEntry, StoreOperation
+from jms.store import (
+    DONE,
+    Completion,
+    EncodedEntry,
+    MessageStore,
+    StoreContents,
+    StoredEntry,
+    StoreOperation,
+)
 
 __all__ = ["CompletionWaiter", "DeferredStore"]
 
@@ -97,6 +105,11 @@ class DeferredStore(MessageStore):
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
     ) -> list[StoredEntry]:
         return self.inner.read_entries(queue, start_seq, end_seq, limit)
+
+    def read_encoded_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[EncodedEntry]:
+        return self.inner.read_encoded_entries(queue, start_seq, end_seq, limit)
 
     def close(self) -> None:
         self.inner.close()

@@ -30,6 +30,7 @@ __all__ = [
     "Role",
     "Version",
     "encode_frame",
+    "encode_frame_head",
     "error_frame",
     "escape_header",
     "parse_content_length",
@@ -128,10 +129,19 @@ def encode_frame(
     or, in a name, a colon where nothing is escaped; a value ending in a carriage return
     where carriage returns are not escaped).
     """
+    return b"".join((encode_frame_head(command, headers, len(body), version), body, b"\0"))
+
+
+def encode_frame_head(
+    command: str, headers: Iterable[tuple[str, str]], body_length: int, version: Version
+) -> bytes:
+    """What ``encode_frame`` writes before a body of ``body_length`` bytes (the body and the
+    NUL follow), for a writer that sends a large body from its parts instead of joining it
+    first. The same checks and ``ValueError`` as ``encode_frame``."""
     if command not in CLIENT_COMMANDS and command not in SERVER_COMMANDS:
         raise ValueError(f"unknown STOMP command {command!r}")
-    if body and command not in BODY_COMMANDS:
-        raise ValueError(f"a {command} frame may not have a body ({len(body)} bytes given)")
+    if body_length and command not in BODY_COMMANDS:
+        raise ValueError(f"a {command} frame may not have a body ({body_length} bytes given)")
     headers = tuple(headers)
     if version is Version.V1_0 or command in UNESCAPED_COMMANDS:
         lines = _unescaped_lines(command, headers, version)
@@ -139,18 +149,17 @@ def encode_frame(
         lines = _escaped_lines(command, headers, version)
     if lines.startswith("content-length:") or "\ncontent-length:" in lines:
         stated = next(value for name, value in headers if name == "content-length")
-        if parse_content_length(stated) != len(body):
+        if parse_content_length(stated) != body_length:
             raise ValueError(
                 f"{command} frame says content-length:{quote(stated)} but its body has "
-                f"{len(body)} bytes"
+                f"{body_length} bytes"
             )
-    elif body:
-        lines += f"content-length:{len(body)}\n"
+    elif body_length:
+        lines += f"content-length:{body_length}\n"
     try:
-        head = f"{command}\n{lines}\n".encode()
+        return f"{command}\n{lines}\n".encode()
     except UnicodeEncodeError as error:
         raise ValueError(f"{command} frame headers are not valid Unicode: {error}") from error
-    return b"".join((head, body, b"\0"))
 
 
 # Stand-ins for ":" and the line feed while a header block is one string, so that escaping it

@@ -452,7 +452,10 @@ class FrameParser:
                 return None
             if end > self.limits.max_body_bytes:
                 self._fail(f"the body exceeds {self.limits.max_body_bytes} bytes")
-        frame = Frame(self._command, tuple(self._headers), bytes(buffer[:end]))
+        # Through a view, the body is copied once (a bytearray slice would copy it twice).
+        with memoryview(buffer) as view:
+            body = bytes(view[:end])
+        frame = Frame(self._command, tuple(self._headers), body)
         self._consume(end + 1)
         self._expecting = _COMMAND
         self._headers = []

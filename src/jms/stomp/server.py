@@ -80,6 +80,7 @@ from jms.stomp.mapping import (
     parse_destination,
 )
 from jms.stomp.negotiation import HeartBeatOffer
+from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, packed_parts
 from jms.stomp.parser import FrameLimits
 from jms.store import Completion
 
@@ -105,6 +106,9 @@ _ADMIN_PREFIX: Final = "/admin/"
 _HIGH_WATER: Final = 1024 * 1024  # write buffer above which credit is withheld
 _KNOWN_DESTINATIONS: Final = 1024  # destinations remembered per connection
 _READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
+# Packed records per range-read frame: well under a client's body limit (10 MiB by default).
+_PACKED_FRAME_BYTES: Final = 1024 * 1024
+_PACKED_BROWSE_PAGE: Final = 5000  # messages per broker call of a packed browse
 
 
 def _server_version() -> str:
@@ -574,6 +578,15 @@ class _ClientConnection(asyncio.Protocol):
             self._output_scheduled = True
             self._loop.call_soon(self._write_output)
 
+    def _write_parts(self, parts: list[bytes]) -> None:
+        """``_write`` each of ``parts``, at the cost of one call."""
+        if self._transport is None or self._closed:
+            return
+        self._output += parts
+        if not self._output_scheduled:
+            self._output_scheduled = True
+            self._loop.call_soon(self._write_output)
+
     def _write_output(self) -> None:
         self._output_scheduled = False
         transport = self._transport
@@ -1026,13 +1039,26 @@ class _ClientConnection(asyncio.Protocol):
             if self._extensions and frame.header("jms-browse-end")
             else None
         )
+        packed = self._browse_format(frame) == "packed"
         subscription = self._subscription(subscription_id, destination, "auto", False)
         self._subscriptions[subscription_id] = subscription
         task = self._loop.create_task(
-            self._send_browse(subscription, source, selector, start, end_seq, limit)
+            self._send_browse(subscription, source, selector, start, end_seq, limit, packed)
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _browse_format(self, frame: Frame) -> str:
+        """How a browse answers: ``messages`` (a MESSAGE frame each) or, for a jms client
+        asking ``jms-browse-format:packed``, ``packed`` (many codec-encoded messages a frame)."""
+        requested = frame.header("jms-browse-format") if self._extensions else None
+        if requested is None:
+            return "messages"
+        if requested not in ("messages", "packed"):
+            raise _FrameError(
+                f"header jms-browse-format:{requested!r} must be 'messages' or 'packed'"
+            )
+        return requested
 
     def _range_source(self, frame: Frame, destination: Destination) -> Queue | SubscriptionName:
         """What a browse or a range command reads: the queue, or (from a jms client naming
@@ -1061,11 +1087,13 @@ class _ClientConnection(asyncio.Protocol):
         start: int,
         end_seq: int | None,
         limit: int | None,
+        packed: bool,
     ) -> None:
         """MESSAGE frames for what ``source`` holds (numbered ``start`` to ``end_seq``), page by
-        page as the client reads them, then the ``browser:end`` MESSAGE (with ``jms-next-seq``
-        when a jms client asked for a page). A jms client hears of a browse the broker refuses
-        in that end frame (``jms-exception``, ``message``); others get ERROR."""
+        page as the client reads them -- one per message, or when ``packed`` one per at most
+        ``_PACKED_FRAME_BYTES`` of packed records -- then the ``browser:end`` MESSAGE (with
+        ``jms-next-seq`` when a jms client asked for a page). A jms client hears of a browse the
+        broker refuses in that end frame (``jms-exception``, ``message``); others get ERROR."""
         next_seq: int | None = start
         sent = 0
         destination_name = subscription.destination_name
@@ -1078,10 +1106,26 @@ class _ClientConnection(asyncio.Protocol):
                     or self._conn.state is not ServerState.CONNECTED  # DISCONNECT came
                 ):
                     return
-                size = (
-                    DEFAULT_BROWSE_PAGE if limit is None else min(DEFAULT_BROWSE_PAGE, limit - sent)
-                )
+                # Packed pages go in bigger steps: each step scans the queue's memory once.
+                step = _PACKED_BROWSE_PAGE if packed else DEFAULT_BROWSE_PAGE
+                size = step if limit is None else min(step, limit - sent)
                 # Browsing may read paged-out messages from the store: off the loop.
+                if packed:
+                    encoded = await self._loop.run_in_executor(
+                        None,
+                        self._broker.browse_encoded,
+                        broker_id,
+                        source,
+                        selector,
+                        next_seq,
+                        end_seq,
+                        size,
+                    )
+                    sent += len(encoded.seqs)
+                    self._write_packed(subscription, encoded.seqs, encoded.messages)
+                    next_seq = encoded.next_seq
+                    await self._resumed.wait()
+                    continue
                 page = await self._loop.run_in_executor(
                     None, self._broker.browse, broker_id, source, selector, next_seq, end_seq, size
                 )
@@ -1127,6 +1171,40 @@ class _ClientConnection(asyncio.Protocol):
                     ("message", f"SUBSCRIBE {destination_name}: {error}"),
                 )
                 self._write(self._conn.send(Frame("MESSAGE", refused)))
+
+    def _write_packed(
+        self, subscription: _Subscription, seqs: list[int], messages: list[bytes]
+    ) -> None:
+        """Write ``messages`` in packed MESSAGE frames, each body at most ``_PACKED_FRAME_BYTES``
+        unless one message alone is larger. The frames go out as parts: ``_write_output``'s
+        join is the one copy of each message."""
+        first = 0
+        size = 0
+        for index, data in enumerate(messages):
+            record = RECORD_HEAD_SIZE + len(data)
+            if index > first and size + record > _PACKED_FRAME_BYTES:
+                self._write_packed_frame(
+                    subscription, seqs[first:index], messages[first:index], size
+                )
+                first, size = index, 0
+            size += record
+        if first < len(messages):
+            self._write_packed_frame(subscription, seqs[first:], messages[first:], size)
+
+    def _write_packed_frame(
+        self, subscription: _Subscription, seqs: list[int], messages: list[bytes], size: int
+    ) -> None:
+        headers = (
+            ("subscription", subscription.id),
+            ("message-id", f"packed-{seqs[0]}"),
+            ("destination", subscription.destination_name),
+            ("content-type", PACKED_CONTENT_TYPE),
+            ("jms-count", str(len(seqs))),
+        )
+        frame = [self._conn.message_head(headers, size)]
+        frame += packed_parts(seqs, messages)
+        frame.append(b"\0")
+        self._write_parts(frame)
 
     def _on_unsubscribe(self, frame: Frame) -> None:
         subscription_id = frame.header("id")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from jms.errors import IllegalStateException
 from jms.message import Message
+from jms.message.codec import encode
 from jms.store.base import (
     DONE,
     AddDestination,
@@ -23,6 +24,7 @@ from jms.store.base import (
     Completion,
     DeleteSubscription,
     DurableSubscriptionRecord,
+    EncodedEntry,
     MessageStore,
     RemoveEntry,
     RemoveRange,
@@ -112,6 +114,15 @@ class MemoryStore(MessageStore):
                 message = self._messages[(entry.log, seq)].message
                 result.append(StoredEntry(queue, entry.log, seq, message, entry.delivery_count))
             return result
+
+    def read_encoded_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[EncodedEntry]:
+        # This store keeps messages, not bytes: encode (outside the lock; they never change).
+        return [
+            EncodedEntry(entry.seq, encode(entry.message), entry.delivery_count)
+            for entry in self.read_entries(queue, start_seq, end_seq, limit)
+        ]
 
     def close(self) -> None:
         with self._lock:

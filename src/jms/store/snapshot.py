@@ -15,8 +15,8 @@ import sqlite3
 from pathlib import Path
 
 from jms.errors import IllegalStateException, InvalidDestinationException
-from jms.message import Message, Queue, Topic
-from jms.message.codec import decode
+from jms.message import Queue, Topic
+from jms.message.codec import with_redelivered
 from jms.store.sqlite import DATABASE_NAME, SCHEMA_VERSION
 
 __all__ = ["StoreSnapshot"]
@@ -84,17 +84,19 @@ class StoreSnapshot:
         ).fetchone()
         return None if first is None else (int(first), int(last))
 
-    def read(self, key: str, start_seq: int, end_seq: int, limit: int) -> list[tuple[int, Message]]:
-        """Up to ``limit`` messages of ``key`` numbered ``start_seq`` to ``end_seq``, in order."""
+    def read_encoded(
+        self, key: str, start_seq: int, end_seq: int, limit: int
+    ) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` messages of ``key`` numbered ``start_seq`` to ``end_seq``, in order, as
+        ``(seq, codec bytes)`` -- as stored, with JMSRedelivered set from their delivery count, as
+        the broker would show them."""
         rows = self._db.execute(
             "SELECT e.seq, e.delivery_count, m.data FROM entries e "
             "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
             "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
             (key, start_seq, end_seq, limit),
         ).fetchall()
-        found = []
-        for seq, delivery_count, data in rows:
-            message = decode(data)
-            message.set_jms_redelivered(delivery_count > 0)
-            found.append((int(seq), message))
-        return found
+        return [
+            (int(seq), with_redelivered(data, delivery_count > 0))
+            for seq, delivery_count, data in rows
+        ]

@@ -37,6 +37,7 @@ from jms.store.base import (
     Completion,
     DeleteSubscription,
     DurableSubscriptionRecord,
+    EncodedEntry,
     MessageStore,
     RemoveEntry,
     RemoveRange,
@@ -277,6 +278,21 @@ class SQLiteStore(MessageStore):
                 (queue, start_seq, upper, limit),
             ).fetchall()
         return [StoredEntry(queue, log, seq, decode(data), count) for seq, log, count, data in rows]
+
+    def read_encoded_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[EncodedEntry]:
+        upper = end_seq if end_seq is not None else 2**63 - 1
+        with self._reader_lock:
+            self._check_open()
+            rows = self._reader.execute(
+                "SELECT e.seq, m.data, e.delivery_count FROM entries e "
+                "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+                "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
+                (queue, start_seq, upper, limit),
+            ).fetchall()
+        # The messages table holds codec bytes: they go out as stored.
+        return list(map(EncodedEntry._make, rows))
 
     def close(self) -> None:
         with self._close_lock:
