@@ -57,6 +57,7 @@ from jms.broker.staging import (
     STAGING_TAG,
     BatchMarker,
     StagedRange,
+    StoredStaging,
     check_stage_request,
     staged_message,
     unstage,
@@ -986,11 +987,18 @@ class Broker:
         _await(self._store.submit(()))  # every staged message readable
         messages: list[dict[int, tuple[Message, bytes]]] = [{} for _ in ranges]
         for index, key, first, through in reads:
-            tag = ranges[index].tag
-            for stored in self._stored_through(key, first, through):
-                if stored.message._properties.get(STAGING_TAG) == tag:
+            staging = StoredStaging(ranges[index].tag)
+            found = messages[index]
+            while True:
+                page = self._store.read_encoded_entries(key, first, through, _PAGE_IN_LIMIT)
+                for stored in page:
                     where = f"staged message {stored.seq} of {ranges[index].queue}"
-                    messages[index][stored.seq] = unstage(stored.message, where)
+                    unstaged = staging.unstage(stored.data, where)
+                    if unstaged is not None:
+                        found[stored.seq] = unstaged
+                if len(page) < _PAGE_IN_LIMIT:
+                    break
+                first = page[-1].seq + 1
         markers: dict[int, int] = {}
         if marker_read is not None:
             for stored in self._stored_through(*marker_read, None):

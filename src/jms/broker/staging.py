@@ -25,13 +25,14 @@ from typing import Final
 
 from jms.errors import MessageFormatException
 from jms.message import BytesMessage, Message, Queue, TemporaryQueue
-from jms.message.codec import decode
+from jms.message.codec import decode, split_bytes_message
 
 __all__ = [
     "MARKER_BATCH",
     "STAGING_TAG",
     "BatchMarker",
     "StagedRange",
+    "StoredStaging",
     "check_stage_request",
     "check_staging_queue",
     "split_stage_frames",
@@ -147,10 +148,55 @@ def unstage(wrapper: Message, where: str) -> tuple[Message, bytes]:
         raise MessageFormatException(
             f"{where} is a {type(wrapper).__name__}, not a staged message (a BytesMessage)"
         )
-    encoded = wrapper._content()
+    return _carried(wrapper._content(), where)
+
+
+def _carried(encoded: bytes, where: str) -> tuple[Message, bytes]:
     try:
         return decode(encoded), encoded
     except MessageFormatException as error:
         raise MessageFormatException(
             f"{where} does not carry a message: {error.reason}", linked_exception=error
         ) from None
+
+
+class StoredStaging:
+    """Reads the staged messages tagged ``tag`` from their stored encodings (a staging queue's
+    paged-out entries) without decoding the staged messages themselves: each is a BytesMessage
+    whose head (headers and properties, ``codec.split_bytes_message``) is shared by every message
+    staged by the same request, so a head is decoded once and each message after it is only
+    checked to be that head, its body's length and its body."""
+
+    __slots__ = ("_head", "_heads", "_tag", "_tagged")
+
+    def __init__(self, tag: str) -> None:
+        self._tag = tag
+        self._heads: dict[bytes, bool] = {}  # head -> whether it is tagged ``tag``
+        self._head: bytes | None = None  # the last head met, and whether it is tagged ``tag``
+        self._tagged = False
+
+    def unstage(self, encoded: bytes, where: str) -> tuple[Message, bytes] | None:
+        """The message the stored message ``encoded`` carries, and its encoding, if it is a staged
+        message tagged ``tag``; None if it is not tagged so (``where`` names it in errors)."""
+        head = self._head
+        start = 0 if head is None else len(head) + _LENGTH.size
+        if (
+            head is not None
+            and encoded.startswith(head)
+            and len(encoded) >= start
+            and _LENGTH.unpack_from(encoded, len(head))[0] == len(encoded) - start
+        ):
+            return _carried(encoded[start:], where) if self._tagged else None
+        try:
+            head, body = split_bytes_message(encoded)
+        except MessageFormatException:
+            wrapper = decode(encoded)  # not a BytesMessage: refused if it is tagged ``tag``
+            if wrapper._properties.get(STAGING_TAG) == self._tag:
+                return unstage(wrapper, where)
+            return None
+        tagged = self._heads.get(head)
+        if tagged is None:
+            wrapper = decode(head + bytes(_LENGTH.size))
+            tagged = self._heads[head] = wrapper._properties.get(STAGING_TAG) == self._tag
+        self._head, self._tagged = head, tagged
+        return _carried(body, where) if tagged else None
