@@ -191,3 +191,42 @@ def test_bad_requests_are_refused_before_anything_is_sent(session: Session) -> N
     with pytest.raises(ValueError, match="a staging queue must be a"):
         session.stage_encoded(session.create_temporary_queue(), "a", [b""])
     assert _held(session, STAGING) == 0
+
+
+def test_paged_out_staged_messages_of_several_requests_among_other_tags_are_published(
+    session: Session, broker: Broker
+) -> None:
+    # Each request's staged messages share a head (tag, timestamp): published ones are read back
+    # as bytes, each request's head decoded once, the other tags' heads skipped.
+    broker.set_policy("queue://staging.>", DestinationPolicy(memory_window=2))
+    expected: list[str] = []
+    for request in range(3):
+        texts = [f"r{request}-{n}" for n in range(5)]
+        _stage(session, STAGING, "a", texts)
+        expected += texts
+        _stage(session, STAGING, f"other-{request}", [f"orphan-{request}"])
+    through = _stage(session, STAGING, "a", ["last"])
+    published = session.publish_staged([StagedRange(STAGING, "a", through, 16)])
+    assert published == 16
+    assert _texts(session, "out") == [*expected, "last"]
+    assert _held(session, STAGING) == 0
+
+
+def test_a_paged_out_staged_message_that_carries_no_message_is_refused(
+    session: Session, broker: Broker
+) -> None:
+    broker.set_policy("queue://staging.>", DestinationPolicy(memory_window=2))
+    _stage(session, STAGING, "a", ["a1", "a2", "a3"])
+    session.stage_encoded(STAGING, "a", [b"not a message"])
+    with pytest.raises(
+        MessageFormatException,
+        match=r"staged message 4 of queue://staging\.p0 does not carry a message",
+    ):
+        session.publish_staged([StagedRange(STAGING, "a", 4, 4)])
+    wrong = session.create_text_message("text")
+    wrong.set_string_property("JMS_jms_SparkAttempt", "b")
+    session.create_producer(STAGING).send(wrong)
+    with pytest.raises(MessageFormatException, match="is a TextMessage, not a staged message"):
+        session.publish_staged([StagedRange(STAGING, "b", 5, 1)])
+    assert _texts(session, "out") == []
+    assert _held(session, STAGING) == 5
