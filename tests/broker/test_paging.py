@@ -15,6 +15,7 @@ from jms.broker import (
     ConsumerSpec,
     Delivery,
     DestinationPolicy,
+    StagedRange,
     SubscriptionName,
     wall_clock_ms,
 )
@@ -22,6 +23,7 @@ from jms.client.connection import Connection
 from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
 from jms.message import DeliveryMode, Destination, Queue, TextMessage, Topic
+from jms.message.codec import encode
 from jms.store import (
     AppendMessage,
     Completion,
@@ -459,3 +461,35 @@ def test_non_persistent_sends_and_credit_never_wait_for_the_store() -> None:
     assert not sink[-1].recorded.done()
     store.release()
     broker.close()
+
+
+def test_a_staged_batch_published_beyond_the_window_comes_back_whole_in_order_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    staging = Queue("staging.p0")
+    texts = [f"m{n}" for n in range(40)]
+    encoded = []
+    for text in texts:
+        message = _message(text)
+        message.set_string_property("text", text)
+        encoded.append(encode(message))
+    first = _broker(SQLiteStore(tmp_path), 4)
+    connection = first.connect()
+    first.send(connection, _message("before"))
+    for start in range(0, 40, 15):  # three staging requests, most of them paged out
+        first.stage_encoded(connection, staging, "a", encoded[start : start + 15])
+    assert first.publish_staged(connection, [StagedRange(staging, "a", 40, 40)]) == 40
+    assert _stats(first) == (41, 37)
+    first.close()
+
+    second = _broker(SQLiteStore(tmp_path), 4)
+    assert _stats(second) == (41, 37)
+    assert _stats(second, "queue://staging.p0") == (0, 0)
+    again = second.connect()
+    received = _consume(second, again, ConsumerSpec(ORDERS, prefetch=3), 41)
+    assert _texts(received) == ["before", *texts]
+    assert [d.message.get_string_property("text") for d in received[1:]] == texts
+    ids = [d.message.get_jms_message_id() for d in received[1:]]  # stamped by the publish
+    assert len(set(ids)) == 40 and all(i is not None and i.startswith("ID:") for i in ids)
+    assert not any(d.message.property_exists("JMS_jms_SparkAttempt") for d in received)
+    second.close()
