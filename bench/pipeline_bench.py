@@ -5,14 +5,16 @@ Parquet — measured in the same run.
 A ``jms broker`` process (a fresh SQLite store in a temporary directory, STOMP on a free port)
 holds N PERSISTENT TextMessages of ``--size`` bytes with three typed properties. Before any
 timing, the same messages are written once as a Parquet file in ``MESSAGE_SCHEMA`` (read from the
-queue with one ``SequenceReader`` and converted with ``jms.spark.to_arrow``). Then, after a
+queue with one ``SequenceReader`` and decoded with ``jms.spark.columnar.encoded_to_arrow``). Then,
+after a
 warm-up job of each kind (Spark starts its Python workers once per session; that start-up is not
 the pipeline's throughput):
 
 - **floor**: ``spark.read.parquet`` of that file → ``write.parquet``: Spark's own speed for the
   rows, the baseline every ratio is taken against;
-- **range read, no Spark**: one ``SequenceReader`` over STOMP pages through the queue and
-  converts each page to Arrow — what one Spark task does for its range;
+- **range read, no Spark**: one ``SequenceReader`` over STOMP pages through the queue
+  (``read_encoded``, pages of 5000) and decodes each page into Arrow columns — what one Spark task
+  does for its range;
 - **batch read**: ``spark.read.format("jms")`` → ``write.parquet``; it reads without consuming,
   so it is repeated;
 - **streaming read**: ``readStream.format("jms")`` (``startingOffsets`` ``earliest``,
@@ -51,7 +53,9 @@ from rich.table import Table
 from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
-from jms.spark import MESSAGE_SCHEMA, to_arrow
+from jms.spark import MESSAGE_SCHEMA
+from jms.spark.columnar import encoded_to_arrow
+from jms.spark.options import DEFAULT_PAGE_SIZE
 from jms.spark.pipeline import StreamTally
 from jms.stomp.admin import AdminClient
 from jms.types import Long
@@ -121,9 +125,9 @@ def range_read(url: str, queue: str) -> tuple[pa.Table, float]:
     pages = []
     with ConnectionFactory(url).create_connection() as connection:
         reader = connection.create_session().create_sequence_reader(Queue(queue))
-        for page in reader.read(1, None, 1000):
-            pages.append(to_arrow(message for _, message in page))
-    return pa.concat_tables(pages), time.perf_counter() - began
+        for page in reader.read_encoded(1, None, DEFAULT_PAGE_SIZE):
+            pages.append(encoded_to_arrow(page.messages))
+    return pa.Table.from_batches(pages), time.perf_counter() - began
 
 
 def depths(url: str) -> dict[str, int]:

@@ -854,13 +854,14 @@ class Broker:
         start = max(start_seq, first_paged)
         stop = upper if best is None else min(upper, best - 1)
         while start <= stop:
-            page = self._store.read_entries(key, start, stop, DEFAULT_BROWSE_PAGE)
+            # The times are in the fixed header: only a message not yet due is decoded, and only
+            # to evaluate a selector.
+            page = self._store.read_encoded_entries(key, start, stop, DEFAULT_BROWSE_PAGE)
             for stored in page:
-                message = stored.message
-                expiration = message.get_jms_expiration()
-                if message.get_jms_delivery_time() <= now or (expiration and expiration <= now):
+                expiration, delivery_time = header_times(stored.data)
+                if delivery_time <= now or (expiration and expiration <= now):
                     continue
-                if compiled is not None and not compiled.matches(message):
+                if compiled is not None and not compiled.matches(decode(stored.data)):
                     continue
                 return stored.seq
             if len(page) < DEFAULT_BROWSE_PAGE:
