@@ -55,7 +55,6 @@ def main() -> None:
         spark.readStream.format("jms")
         .option("url", args.url)
         .option("destination", source)
-        .option("startingOffsets", "earliest")
         .option("minPartitions", "4")
         .load()
         .writeStream.format("parquet")

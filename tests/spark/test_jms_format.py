@@ -298,3 +298,4 @@ def test_source_and_sink_work_on_a_local_cluster(
     copies = list(session.create_browser(Queue(f"{queue}.copy")))
     assert sorted(m.get_long_property("n") for m in copies) == list(range(80))
     assert _archived(jms_spark, output) == Counter(m.get_jms_message_id() for m in sent)
+    assert _depth(session, queue) == 0  # the stream took the backlog and left none of it behind
