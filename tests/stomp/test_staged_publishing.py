@@ -97,6 +97,28 @@ def test_a_malformed_request_is_an_error_that_says_what(
     assert message in (error.header("message") or "")
 
 
+def test_an_internal_failure_of_a_publish_is_an_error_not_silence(
+    client: RawClient, broker: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publish runs on an executor thread after the frame was handled: whatever goes wrong
+    there, the client hears of it instead of waiting for a RECEIPT forever."""
+
+    def broken(*args: object) -> int:
+        raise RuntimeError("the store went away")
+
+    monkeypatch.setattr(broker, "publish_staged", broken)
+    request = {"staged": [{"queue": "/queue/staging", "tag": "t", "through_seq": 1, "count": 1}]}
+    client.send(
+        "SEND",
+        {"destination": "/admin/publish-staged", "receipt": "r1"},
+        json.dumps(request).encode(),
+    )
+    error = client.read()
+    assert error.command == "ERROR"
+    assert error.header("receipt-id") == "r1"
+    assert "internal error: RuntimeError: the store went away" in (error.header("message") or "")
+
+
 @pytest.fixture
 def secured(broker: Broker) -> Iterator[ServedBroker]:
     security = Security.from_mapping(

@@ -1556,6 +1556,12 @@ class _ClientConnection(asyncio.Protocol):
             else:
                 self._fail(frame, error)
             return
+        except Exception as error:
+            # As for a frame handled at once (``_handle``): the client must hear of it, never
+            # wait for a RECEIPT that will not come.
+            logger.exception("internal error publishing staged messages for %s", self._peer)
+            self._fail(frame, _FrameError(f"internal error: {type(error).__name__}: {error}"))
+            return
         if not self._closing:
             self._queue_receipt(receipt, headers=(("jms-published", str(published)),))
 
