@@ -17,7 +17,7 @@ from pathlib import Path
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import Queue, Topic
 from jms.message.codec import with_redelivered
-from jms.store.sqlite import DATABASE_NAME, SCHEMA_VERSION
+from jms.store.sqlite import DATABASE_NAME, ENTRY_ROWS, SCHEMA_VERSION
 
 __all__ = ["StoreSnapshot"]
 
@@ -90,13 +90,8 @@ class StoreSnapshot:
         """Up to ``limit`` messages of ``key`` numbered ``start_seq`` to ``end_seq``, in order, as
         ``(seq, codec bytes)`` -- as stored, with JMSRedelivered set from their delivery count, as
         the broker would show them."""
-        rows = self._db.execute(
-            "SELECT e.seq, e.delivery_count, m.data FROM entries e "
-            "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
-            "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
-            (key, start_seq, end_seq, limit),
-        ).fetchall()
+        rows = self._db.execute(ENTRY_ROWS, (key, start_seq, end_seq, limit)).fetchall()
         return [
             (int(seq), with_redelivered(data, delivery_count > 0))
-            for seq, delivery_count, data in rows
+            for seq, _, delivery_count, data in rows
         ]

@@ -49,9 +49,17 @@ from jms.store.base import (
     StoreOperation,
 )
 
-__all__ = ["DATABASE_NAME", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["DATABASE_NAME", "ENTRY_ROWS", "SCHEMA_VERSION", "SQLiteStore"]
 
 logger = logging.getLogger(__name__)
+
+#: A queue's entries with their stored messages, in sequence order, as ``(seq, log,
+#: delivery_count, data)`` rows; its parameters are ``(queue, start_seq, end_seq, limit)``.
+ENTRY_ROWS: Final = (
+    "SELECT e.seq, e.log, e.delivery_count, m.data FROM entries e "
+    "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+    "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?"
+)
 
 DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
@@ -268,31 +276,23 @@ class SQLiteStore(MessageStore):
     def read_entries(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
     ) -> list[StoredEntry]:
-        upper = end_seq if end_seq is not None else 2**63 - 1
-        with self._reader_lock:
-            self._check_open()
-            rows = self._reader.execute(
-                "SELECT e.seq, e.log, e.delivery_count, m.data FROM entries e "
-                "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
-                "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
-                (queue, start_seq, upper, limit),
-            ).fetchall()
+        rows = self._entry_rows(queue, start_seq, end_seq, limit)
         return [StoredEntry(queue, log, seq, decode(data), count) for seq, log, count, data in rows]
 
     def read_encoded_entries(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
     ) -> list[EncodedEntry]:
+        rows = self._entry_rows(queue, start_seq, end_seq, limit)
+        # The messages table holds codec bytes: they go out as stored.
+        return [EncodedEntry(seq, data, count) for seq, _, count, data in rows]
+
+    def _entry_rows(
+        self, queue: str, start_seq: int, end_seq: int | None, limit: int
+    ) -> list[tuple[int, str, int, bytes]]:
         upper = end_seq if end_seq is not None else 2**63 - 1
         with self._reader_lock:
             self._check_open()
-            rows = self._reader.execute(
-                "SELECT e.seq, m.data, e.delivery_count FROM entries e "
-                "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
-                "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?",
-                (queue, start_seq, upper, limit),
-            ).fetchall()
-        # The messages table holds codec bytes: they go out as stored.
-        return list(map(EncodedEntry._make, rows))
+            return self._reader.execute(ENTRY_ROWS, (queue, start_seq, upper, limit)).fetchall()
 
     def close(self) -> None:
         with self._close_lock:
