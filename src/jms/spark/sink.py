@@ -120,7 +120,7 @@ def publish(
     """Have the broker publish what the reported attempts staged, in one transaction (see the
     module docstring); return how many messages went out (0 for a batch id published before)."""
     parts = [part for part in staged if isinstance(part, StagedPartition)]
-    sink_id = options.sink_id if batch_id is not None else None
+    sink_id = options.sink_id
     marker = (
         BatchMarker(Queue(COMMITS_PREFIX + sink_id), batch_id)
         if sink_id is not None and batch_id is not None
