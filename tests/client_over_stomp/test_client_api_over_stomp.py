@@ -16,6 +16,7 @@ from tests.client.test_destinations import *  # noqa: F403
 from tests.client.test_flow_control import *  # noqa: F403
 from tests.client.test_lifecycle import *  # noqa: F403
 from tests.client.test_ordering_and_time import *  # noqa: F403
+from tests.client.test_receive_body import *  # noqa: F403
 from tests.client.test_redelivery import *  # noqa: F403
 from tests.client.test_send_headers import *  # noqa: F403
 

@@ -446,9 +446,16 @@ class JMSProducer:
 
 
 def _body_of(cls: type, message: Message) -> Any:
-    if type(message) is Message or isinstance(message, StreamMessage):
+    if isinstance(message, StreamMessage):
         raise MessageFormatException(
-            f"receive_body cannot return the body of a {type(message).__name__}; use receive()"
+            "receive_body cannot return the body of a StreamMessage; use receive()"
+        )
+    if not message._has_body():
+        # JMSConsumer.receiveBody: MessageFormatRuntimeException "if the message has no body" --
+        # returning None would look like a timeout.
+        raise MessageFormatException(
+            f"receive_body cannot return a body: the next message, a {type(message).__name__}, "
+            "has no body; use receive()"
         )
     return message.get_body(cls)
 
@@ -479,9 +486,10 @@ class JMSConsumer:
 
     def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
         """The next message's body as ``cls`` (``str``, ``bytes``, ``dict``, a class), or None
-        on timeout. A body that cannot be given as ``cls`` raises ``MessageFormatException``;
-        in an automatic acknowledgement mode that message is then redelivered, otherwise it
-        counts as consumed."""
+        on timeout. A body that cannot be given as ``cls``, a StreamMessage and a message with no
+        body raise ``MessageFormatException``; in AUTO/DUPS_OK that message stays the next one,
+        as if the call had not occurred (not redelivered, its delivery count unchanged); in
+        CLIENT/transacted modes it counts as consumed."""
         deadline = MessageConsumer._deadline(timeout_ms)
         return self._consumer._receive(deadline, wait=True, transform=partial(_body_of, cls))
 

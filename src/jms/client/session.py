@@ -397,13 +397,27 @@ class Session:
         ):
             self._flush_lazy_acks()
 
-    def _undo_automatic(self, tag: int) -> None:
-        """The application could not take this message (a listener raised, a body did not
-        convert): in an automatic mode it is redelivered; otherwise it stays consumed."""
-        automatic = self._mode in (Session.AUTO_ACKNOWLEDGE, Session.DUPS_OK_ACKNOWLEDGE)
-        if automatic and tag in self._unacked:
+    def _automatic(self) -> bool:
+        return self._mode in (Session.AUTO_ACKNOWLEDGE, Session.DUPS_OK_ACKNOWLEDGE)
+
+    def _unreceive(self, consumer: MessageConsumer, delivery: Delivery) -> None:
+        """``receive_body`` could not return this message's body. JMS 2.0 (JMSConsumer
+        .receiveBody): in AUTO/DUPS_OK "the JMS provider will behave as if the unsuccessful call
+        to receiveBody had not occurred. The message will be delivered again before any
+        subsequent messages. This is not considered to be redelivery": it goes back to the front
+        of the consumer's buffer, and the broker never hears of it. In CLIENT/transacted modes the
+        call counts as successful: the message stays consumed, unacknowledged."""
+        if self._automatic() and delivery.tag in self._unacked:
+            del self._unacked[delivery.tag]
+            consumer._put_back(delivery)
+
+    def _redeliver_now(self, consumer: MessageConsumer, tag: int) -> None:
+        """A listener raised on this message. JMS 2.0 §8.7: in AUTO/DUPS_OK "the message will be
+        immediately redelivered" — so the consumer's prefetched messages go back to the broker
+        untouched with it, and the failed one, older than they are, comes first again."""
+        if self._automatic() and tag in self._unacked:
             del self._unacked[tag]
-            self._transport.requeue(delivered=(tag,))
+            self._transport.requeue(delivered=(tag,), undelivered=consumer._drain())
 
     def _lazy_acks_pending(self) -> bool:
         return self._mode == Session.DUPS_OK_ACKNOWLEDGE and bool(self._unacked)
@@ -488,6 +502,6 @@ class Session:
         except Exception:
             # JMS: a listener that throws in an automatic mode gets the message again.
             logger.exception("message listener %r raised on %r", listener, message)
-            self._undo_automatic(delivery.tag)
+            self._redeliver_now(consumer, delivery.tag)
             return
         self._settle(delivery.tag)
