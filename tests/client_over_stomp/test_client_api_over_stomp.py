@@ -10,6 +10,7 @@ from jms.broker import Broker
 from jms.client import ConnectionFactory
 from jms.errors import IllegalStateException, JMSException
 from tests.client.test_acknowledgement import *  # noqa: F403
+from tests.client.test_async_send import *  # noqa: F403
 from tests.client.test_browse_request_select import *  # noqa: F403
 from tests.client.test_context import *  # noqa: F403
 from tests.client.test_destinations import *  # noqa: F403

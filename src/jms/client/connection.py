@@ -176,7 +176,10 @@ class Connection:
 
     def close(self) -> None:
         """Close every session, then the connection itself. Listeners running meanwhile may
-        use the connection and their sessions until they return. Idempotent."""
+        use the connection and their sessions until they return; so do the completion listeners
+        of asynchronous sends, which close waits for. Idempotent."""
+        for session in list(self._sessions):
+            session._completions.wait("close")
         with self._lock:
             if self._closing:
                 return

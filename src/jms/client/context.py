@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any, Final
 
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener, check_completion_listener
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import (
@@ -280,6 +281,7 @@ class JMSProducer:
         self._correlation_id: str | bytes | None = None
         self._type: str | None = None
         self._reply_to: Destination | None = None
+        self._async: CompletionListener | None = None
 
     def __repr__(self) -> str:
         return "<JMSProducer>"
@@ -303,8 +305,18 @@ class JMSProducer:
             delivery_mode=self._delivery_mode,
             priority=self._priority,
             time_to_live=self._time_to_live,
+            completion_listener=self._async,
         )
         return self
+
+    def set_async(self, completion_listener: CompletionListener | None) -> JMSProducer:
+        """Make later sends asynchronous, reporting to ``completion_listener`` (see
+        ``MessageProducer.send``); None makes them synchronous again."""
+        self._async = check_completion_listener(completion_listener, "set_async")
+        return self
+
+    def get_async(self) -> CompletionListener | None:
+        return self._async
 
     def _message_for(self, body: Any) -> Message:
         if isinstance(body, Message):

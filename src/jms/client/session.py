@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 from jms.broker import BatchMarker, ConsumerSpec, Delivery, StagedRange, wall_clock_ms
 from jms.broker.staging import check_stage_request
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener, Completions
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import MessageProducer
 from jms.client.sequence_reader import SequenceReader
@@ -80,6 +81,7 @@ class Session:
         # the listener is done and every call is refused.
         self._closing = False
         self._closed = False
+        self._completions = Completions(f"{id(self):x}")
 
     def __repr__(self) -> str:
         return f"<Session mode={self._mode} consumers={len(self._consumers)}>"
@@ -258,6 +260,7 @@ class Session:
         self._check_open()
         if self._mode != Session.SESSION_TRANSACTED:
             raise IllegalStateException("commit() needs a transacted session")
+        self._completions.wait("commit")
         tags = list(self._unacked)
         self._unacked.clear()
         transaction_id, self._transaction_id = self._transaction_id, None
@@ -274,6 +277,7 @@ class Session:
         self._check_open()
         if self._mode != Session.SESSION_TRANSACTED:
             raise IllegalStateException("rollback() needs a transacted session")
+        self._completions.wait("rollback")
         transaction_id, self._transaction_id = self._transaction_id, None
         if transaction_id is not None:
             self._transport.rollback(transaction_id)
@@ -314,6 +318,7 @@ class Session:
             raise IllegalStateException(
                 "a message listener must not close its own session; close it from another thread"
             )
+        self._completions.wait("close")
         self._stop_delivery()
         self._release()
 
@@ -353,13 +358,25 @@ class Session:
 
     # -- internals used by producers and consumers ---------------------------------------------
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Message, listener: CompletionListener | None) -> None:
+        """Send now, or with ``listener`` asynchronously: then it is told of the outcome on the
+        completion thread, in send order (``jms.client.completion``)."""
         transaction_id = None
         if self._mode == Session.SESSION_TRANSACTED:
             if self._transaction_id is None:
                 self._transaction_id = self._transport.begin()
             transaction_id = self._transaction_id
-        self._transport.send(message, transaction_id)
+        if listener is None:
+            self._transport.send(message, transaction_id)
+            return
+        send = self._completions.add(listener, message)
+        try:
+            self._transport.send_async(
+                message, transaction_id, lambda error: self._completions.finish(send, error)
+            )
+        except BaseException:
+            self._completions.discard(send)
+            raise
 
     def _accept(self, consumer: MessageConsumer, delivery: Delivery) -> Message | None:
         """Hand a delivery to the application: None if it expired in the buffer (it goes back to
