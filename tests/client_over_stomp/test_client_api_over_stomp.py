@@ -15,6 +15,7 @@ from tests.client.test_browse_request_select import *  # noqa: F403
 from tests.client.test_context import *  # noqa: F403
 from tests.client.test_destinations import *  # noqa: F403
 from tests.client.test_flow_control import *  # noqa: F403
+from tests.client.test_jms_forms import *  # noqa: F403
 from tests.client.test_lifecycle import *  # noqa: F403
 from tests.client.test_ordering_and_time import *  # noqa: F403
 from tests.client.test_receive_body import *  # noqa: F403

@@ -173,6 +173,9 @@ class Session:
         (created if absent; changing topic, selector or no_local replaces it)."""
         return self._consumer(topic, message_selector, no_local=no_local, name=name, durable=True)
 
+    #: JMS 1.1's name, in both its overloads, for the same thing.
+    create_durable_subscriber = create_durable_consumer
+
     def create_shared_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None
     ) -> MessageConsumer:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from jms.errors import InvalidSelectorException
-from jms.selector._lexer import Token, TokenKind, selector_error, tokenize
+from jms.selector._lexer import JAVA_WHITESPACE, Token, TokenKind, selector_error, tokenize
 from jms.selector.ast import (
     And,
     Arithmetic,
@@ -40,7 +40,7 @@ from jms.selector.ast import (
 )
 from jms.types import INT_RANGE, LONG_RANGE, Double, Float, Int, Long
 
-__all__ = ["MAX_DEPTH", "parse"]
+__all__ = ["MAX_DEPTH", "parse", "selector_or_none"]
 
 #: How deeply a selector may nest (parentheses, NOT, signs, and each level of the tree, so also
 #: chains like ``a + b + c``; the operands of one AND or OR chain count as a single level). Deeper
@@ -418,3 +418,9 @@ def parse(text: str | None) -> Expression | None:
     if parser.token.kind is TokenKind.END:
         return None
     return parser.selector()
+
+
+def selector_or_none(text: str | None) -> str | None:
+    """``text`` as a consumer or browser reports its selector: None when it is no selector (None,
+    the empty string, or white space only, which ``parse`` reads as no selector), else ``text``."""
+    return text if text and text.strip(JAVA_WHITESPACE) else None
