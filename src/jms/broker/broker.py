@@ -1182,6 +1182,7 @@ class Broker:
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
+                    dead_letter_queue=self._is_dead_letter_queue(q),
                 )
                 for q in queues
             ]
