@@ -2,13 +2,14 @@
 aiohttp's WebSocket client, for the ``jms.http`` tests.
 
 ``served_http(**server_options)`` starts a memory broker, a ``StompServer`` on a free port and an
-``HttpServer`` on another, and always closes all three. ``WebSocketStomp`` writes the frames a test
+``HttpServer`` on another, and always closes all three. ``basic_auth`` is an HTTP Basic header. ``WebSocketStomp`` writes the frames a test
 gives it (several per WebSocket message when asked) and parses what comes back with the codec.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,7 +21,7 @@ from jms.http import HttpServer
 from jms.stomp import Frame, FrameParser, HeartBeat, Role, Version
 from jms.stomp.server import StompServer
 
-__all__ = ["WebSocketStomp", "served_http"]
+__all__ = ["WebSocketStomp", "basic_auth", "served_http"]
 
 
 @asynccontextmanager
@@ -36,6 +37,12 @@ async def served_http(**server_options: Any) -> AsyncIterator[tuple[StompServer,
         await stomp.close()
         await http.close()
         await asyncio.get_running_loop().run_in_executor(None, broker.close)
+
+
+def basic_auth(user: str, password: str) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP Basic credentials."""
+    encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return {"Authorization": f"Basic {encoded}"}
 
 
 class WebSocketStomp:

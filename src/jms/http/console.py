@@ -23,6 +23,8 @@ an ObjectMessage shows the class its pickle names and its size, and is never unp
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import hashlib
 import hmac
 import pickletools
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 from urllib.parse import unquote
 
-from aiohttp import BasicAuth, hdrs, web
+from aiohttp import hdrs, web
 
 from jms.broker import (
     DEAD_LETTER_REASON,
@@ -73,6 +75,8 @@ _MAX_PAGE: Final = 500
 _BODY_TYPES: Final = ("text", "bytes", "map")
 
 _T = TypeVar("_T")
+
+_PRINCIPAL: Final = web.RequestKey("principal", str)
 
 
 class ConsoleError(Exception):
@@ -179,6 +183,21 @@ def message_json(seq: int, message: Message) -> dict[str, Any]:
     return {"seq": seq, "headers": headers, "properties": properties, "body": _body_json(message)}
 
 
+def _basic_credentials(header: str) -> tuple[str, str]:
+    """The user name and password of an ``Authorization: Basic ...`` header (RFC 7617)."""
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        raise ConsoleError(401, f"log in with HTTP Basic, not {scheme!r}")
+    try:
+        text = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError) as error:
+        raise ConsoleError(401, f"the Basic credentials are not base64 of UTF-8: {error}") from None
+    user, colon, password = text.partition(":")
+    if not colon:
+        raise ConsoleError(401, "the Basic credentials are not user:password")
+    return user, password
+
+
 def _is_internal(stats: QueueStats) -> bool:
     return stats.name.startswith(_INTERNAL_PREFIXES) or stats.destination.startswith(
         _INTERNAL_PREFIXES
@@ -245,7 +264,7 @@ class ConsoleApi:
         changing requests for forgery, and turn ``ConsoleError`` into its JSON answer."""
         if request.path == "/" or request.path.startswith(("/api/", "/static/")):
             try:
-                request["principal"] = await self._authenticate(request)
+                request[_PRINCIPAL] = await self._authenticate(request)
                 if request.method != "GET":
                     self._check_forgery(request)
                 return await handler(request)  # type: ignore[no-any-return]
@@ -263,13 +282,7 @@ class ConsoleApi:
         password: str | None = None
         header = request.headers.get(hdrs.AUTHORIZATION)
         if header:
-            try:
-                credentials = BasicAuth.decode(header)
-            except ValueError as error:
-                raise ConsoleError(
-                    401, f"the Authorization header is not HTTP Basic: {error}"
-                ) from None
-            user, password = credentials.login, credentials.password
+            user, password = _basic_credentials(header)
         if not await self._call(self._security.authenticate, user, password):
             raise ConsoleError(
                 401,
@@ -289,7 +302,7 @@ class ConsoleApi:
 
     def _check_forgery(self, request: web.Request) -> None:
         token = request.headers.get(CSRF_HEADER, "")
-        if not hmac.compare_digest(token, self._csrf_token(request["principal"])):
+        if not hmac.compare_digest(token, self._csrf_token(request[_PRINCIPAL])):
             raise ConsoleError(403, f"missing or wrong {CSRF_HEADER} header (reload the page)")
         origin = request.headers.get(hdrs.ORIGIN)
         if origin is not None and origin != f"{request.scheme}://{request.host}":
@@ -298,7 +311,7 @@ class ConsoleApi:
             raise ConsoleError(415, f"send JSON (application/json), not {request.content_type}")
 
     def _allow(self, request: web.Request, destination: str, field: str = "destination") -> None:
-        principal = request["principal"]
+        principal = request[_PRINCIPAL]
         if not self._security.allows(principal, Action.ADMIN, destination):
             raise ConsoleError(403, f"user {principal!r} may not administer {destination}", field)
 
@@ -336,7 +349,7 @@ class ConsoleApi:
     # -- reading -------------------------------------------------------------------------------
 
     async def _session(self, request: web.Request) -> web.Response:
-        principal = request["principal"]
+        principal = request[_PRINCIPAL]
         return web.json_response(
             {
                 "user": principal,
@@ -347,7 +360,7 @@ class ConsoleApi:
         )
 
     async def _destinations(self, request: web.Request) -> web.Response:
-        principal = request["principal"]
+        principal = request[_PRINCIPAL]
         stats = await self._call(self._broker.stats)
         shown = [
             _destination_json(s)
@@ -571,8 +584,8 @@ class ConsoleApi:
             original = Destination.parse(original_text)
         except InvalidDestinationException as error:
             return str(error)
-        if not self._security.allows(request["principal"], Action.ADMIN, str(original)):
-            return f"user {request['principal']!r} may not administer {original}"
+        if not self._security.allows(request[_PRINCIPAL], Action.ADMIN, str(original)):
+            return f"user {request[_PRINCIPAL]!r} may not administer {original}"
         kept = [
             (n, v)
             for n, v in message.iter_properties()
