@@ -8,9 +8,20 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["JS_DIRECTORY", "chromium_path", "node_path"]
+__all__ = ["CHROMIUM_ARGUMENTS", "JS_DIRECTORY", "chromium_path", "node_path", "stompjs_bundle"]
 
 JS_DIRECTORY = Path(__file__).resolve().parent.parent / "js"
+#: Chromium quiet and self-contained: no sandbox (CI runs as root), no GPU, no calls home.
+#: Playwright adds --headless and a fresh --user-data-dir of its own.
+CHROMIUM_ARGUMENTS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def node_path() -> str:
@@ -21,6 +32,14 @@ def node_path() -> str:
     if not (JS_DIRECTORY / "node_modules" / "@stomp" / "stompjs").is_dir():
         pytest.skip(f"the npm packages are not installed: run npm ci in {JS_DIRECTORY}")
     return node
+
+
+def stompjs_bundle() -> Path:
+    """The browser bundle of @stomp/stompjs from tests/js; skips, saying why, without it."""
+    bundle = JS_DIRECTORY / "node_modules" / "@stomp" / "stompjs" / "bundles" / "stomp.umd.min.js"
+    if not bundle.is_file():
+        pytest.skip(f"the npm packages are not installed: run npm ci in {JS_DIRECTORY}")
+    return bundle
 
 
 def chromium_path() -> str:

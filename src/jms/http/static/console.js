@@ -205,6 +205,8 @@ function openBrowser(destination) {
   $("purge").hidden = destination.kind !== "queue";
   $("dlq-actions").hidden = !destination.dead_letter_queue;
   $("action-result").textContent = "";
+  $("selector").value = "";
+  $("messages").replaceChildren();
   browse(1);
 }
 
