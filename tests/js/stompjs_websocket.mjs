@@ -1,4 +1,4 @@
-// @stomp/stompjs over the `ws` package against `jms broker --http-port` (tests/http/test_stompjs.py
+// @stomp/stompjs over the `ws` package against `jms broker --http-port` (tests/web/test_stompjs.py
 // runs it with the broker's ws:// URL). It sends, subscribes with a selector and
 // client-individual acknowledgement, uses receipts and a transaction (an aborted send is never
 // seen, a committed one is), and prints one JSON line with what it saw; any failure exits 1.

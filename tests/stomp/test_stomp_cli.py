@@ -63,8 +63,8 @@ def test_jms_broker_runs_on_the_store_and_stops_cleanly(tmp_path: Path) -> None:
         assert refused.exit_code == 1 and "does not accept anonymous clients" in refused.output
         with urllib.request.urlopen(metrics.group(0), timeout=10) as response:
             text = response.read().decode()
-        assert 'jms_queue_depth{queue="queue://orders",destination="queue://orders"} 1' in text
-        assert "jms_stomp_connections_refused_total 1" in text
+        assert 'jms_queue_depth{destination="queue://orders",queue="queue://orders"} 1.0' in text
+        assert "jms_stomp_connections_refused_total 1.0" in text
         with broker_process("--store", str(store), "--port", "0") as (second, _):
             assert second.wait(30) == 1
             assert second.stderr is not None and "lock" in second.stderr.read().lower()

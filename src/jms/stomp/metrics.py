@@ -3,7 +3,7 @@
 ``MetricsCollector(server)`` reads one snapshot per scrape: per queue or subscription its depth,
 in-flight, consumers and counters (from ``Broker.stats()``), and the STOMP server's connection,
 frame, message and byte counters. ``prometheus_text(server)`` is that snapshot in the text
-exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.http`` serves it at ``/metrics``. It reads
+exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it at ``/metrics``. It reads
 snapshots only: it never changes the broker.
 """
 

@@ -224,7 +224,7 @@ class StompServer:
 
     def connection_protocol(self) -> asyncio.Protocol:
         """A new client connection for a transport other than this server's own listener (the
-        WebSocket endpoint of ``jms.http``): the same frame handling, security, limits and
+        WebSocket endpoint of ``jms.web``): the same frame handling, security, limits and
         heart-beats, counted among this server's connections."""
         if self._server is None:
             raise IllegalStateException("the StompServer is not started")

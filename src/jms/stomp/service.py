@@ -27,11 +27,11 @@ from typing import Any, TypeVar
 from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException
-from jms.http import HttpServer
 from jms.stomp.durability import DeferredStore
 from jms.stomp.server import DEFAULT_PORT, StompServer
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
+from jms.web import HttpServer
 
 __all__ = [
     "BROKER_GC_THRESHOLD",

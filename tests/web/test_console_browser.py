@@ -14,8 +14,8 @@ from typing import Any
 
 from jms import ConnectionFactory, Queue, TextMessage
 from jms.broker.security import hash_password
-from tests.http.peers import CHROMIUM_ARGUMENTS, chromium_path, stompjs_bundle
 from tests.stomp.serving import broker_process, stop_process
+from tests.web.peers import CHROMIUM_ARGUMENTS, chromium_path, stompjs_bundle
 
 _TIMEOUT_MS = 15_000
 

@@ -1,5 +1,5 @@
 // The jms web console: polls /api/destinations every two seconds, browses, sends and acts
-// through the JSON API (jms/http/console.py). Everything shown is set as text, never as HTML.
+// through the JSON API (jms/web/console.py). Everything shown is set as text, never as HTML.
 "use strict";
 
 const REFRESH_MS = 2000;

@@ -9,8 +9,8 @@ import re
 import subprocess
 import urllib.request
 
-from tests.http.peers import JS_DIRECTORY, node_path
 from tests.stomp.serving import broker_process, stop_process
+from tests.web.peers import JS_DIRECTORY, node_path
 
 
 def test_stompjs_sends_subscribes_with_a_selector_acknowledges_and_commits() -> None:

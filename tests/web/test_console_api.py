@@ -13,7 +13,7 @@ import aiohttp
 from jms.broker.security import Security, hash_password
 from jms.stomp import FrameLimits
 from jms.stomp.server import StompServer
-from tests.http.serving import basic_auth, served_http
+from tests.web.serving import basic_auth, served_http
 
 Scenario = Callable[[StompServer, "Console"], Awaitable[None]]
 

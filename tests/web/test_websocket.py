@@ -14,8 +14,8 @@ import aiohttp
 from jms.broker.security import Security, hash_password
 from jms.stomp import FrameLimits, HeartBeatOffer
 from jms.stomp.server import StompServer
-from tests.http.serving import WebSocketStomp, served_http
 from tests.stomp.serving import RawClient, broker_process, stop_process
+from tests.web.serving import WebSocketStomp, served_http
 
 Scenario = Callable[[StompServer, str, aiohttp.ClientSession], Awaitable[None]]
 

@@ -1,8 +1,8 @@
 """``HttpServer``: one aiohttp HTTP port in front of a started ``StompServer``.
 
-``HttpServer(stomp, host, port)`` serves ``/stomp`` (STOMP over WebSocket, ``jms.http.websocket``),
+``HttpServer(stomp, host, port)`` serves ``/stomp`` (STOMP over WebSocket, ``jms.web.websocket``),
 ``/metrics`` (``jms.stomp.metrics``) and the web console (``/`` and its ``/api``,
-``jms.http.console``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
+``jms.web.console``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
 alone: what ``jms broker --metrics-port`` runs. Closing it ends its WebSocket connections (their
 STOMP connections are the ``StompServer``'s, closed with it) and the console's broker connection.
 """
@@ -15,14 +15,14 @@ from typing import Final
 from aiohttp import web
 
 from jms.errors import IllegalStateException
-from jms.http.console import ConsoleApi
-from jms.http.websocket import serve_stomp
 from jms.stomp.metrics import PROMETHEUS_CONTENT_TYPE, prometheus_text
 from jms.stomp.server import StompServer
+from jms.web.console import ConsoleApi
+from jms.web.websocket import serve_stomp
 
 __all__ = ["HttpServer"]
 
-_STATIC: Final = files("jms.http").joinpath("static")
+_STATIC: Final = files("jms.web").joinpath("static")
 _CONSOLE_PAGE: Final = _STATIC.joinpath("console.html")
 _CONSOLE_SCRIPT: Final = _STATIC.joinpath("console.js")
 # The page runs its own script only, talks to this origin only, and is never framed.

@@ -1,5 +1,5 @@
 """A broker served over STOMP and HTTP on the test's own event loop, and a STOMP client over
-aiohttp's WebSocket client, for the ``jms.http`` tests.
+aiohttp's WebSocket client, for the ``jms.web`` tests.
 
 ``served_http(**server_options)`` starts a memory broker, a ``StompServer`` on a free port and an
 ``HttpServer`` on another, and always closes all three. ``basic_auth`` is an HTTP Basic header. ``WebSocketStomp`` writes the frames a test
@@ -17,9 +17,9 @@ from typing import Any
 import aiohttp
 
 from jms.broker import Broker
-from jms.http import HttpServer
 from jms.stomp import Frame, FrameParser, HeartBeat, Role, Version
 from jms.stomp.server import StompServer
+from jms.web import HttpServer
 
 __all__ = ["WebSocketStomp", "basic_auth", "served_http"]
 

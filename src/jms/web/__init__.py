@@ -5,7 +5,7 @@ only through a started ``jms.stomp.StompServer``: WebSocket clients get the serv
 connections, the console the server's broker and security.
 """
 
-from jms.http.server import HttpServer
-from jms.http.websocket import STOMP_SUBPROTOCOLS
+from jms.web.server import HttpServer
+from jms.web.websocket import STOMP_SUBPROTOCOLS
 
 __all__ = ["STOMP_SUBPROTOCOLS", "HttpServer"]
