@@ -11,8 +11,10 @@ from typing import Any
 import aiohttp
 
 from jms.broker.security import Security, hash_password
+from jms.message import ObjectMessage, StreamMessage
 from jms.stomp import FrameLimits
 from jms.stomp.server import StompServer
+from jms.web.console import message_json
 from tests.web.serving import basic_auth, served_http
 
 Scenario = Callable[[StompServer, "Console"], Awaitable[None]]
@@ -323,3 +325,37 @@ def test_changes_need_the_csrf_token_json_and_this_origin() -> None:
         assert status == 200
 
     _run(scenario)
+
+
+class _Order:
+    """Counts its unpickling, which the console must never do."""
+
+    unpickled = 0
+
+    def __init__(self) -> None:
+        self.quantity = 3
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _Order.unpickled += 1
+        self.__dict__.update(state)
+
+
+def test_an_object_message_is_shown_without_unpickling() -> None:
+    shown = message_json(7, ObjectMessage(_Order()))
+    assert shown["seq"] == 7
+    assert shown["body"]["type"] == "object"
+    assert shown["body"]["class"] == f"{_Order.__module__}._Order"
+    assert shown["body"]["size"] > 0
+    assert _Order.unpickled == 0
+    assert message_json(1, ObjectMessage({"a": 1}))["body"]["class"] == "builtins.dict"
+    stream = StreamMessage()
+    stream.write_int(5)
+    stream.write_float(1.5)
+    stream.write_bytes(b"\x00\xff")
+    stream.write_string("s")
+    assert message_json(1, stream)["body"]["values"] == [
+        {"type": "int", "value": "5"},
+        {"type": "float", "value": "1.5"},
+        {"type": "byte[]", "value": "00 ff"},
+        {"type": "String", "value": "s"},
+    ]

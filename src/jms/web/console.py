@@ -50,6 +50,7 @@ from jms.errors import (
     InvalidSelectorException,
     JMSException,
     JMSSecurityException,
+    MessageEOFException,
 )
 from jms.message import (
     BytesMessage,
@@ -150,7 +151,13 @@ def _body_json(message: Message) -> dict[str, Any]:
         ]
         return {"type": "map", "entries": entries}
     if isinstance(message, StreamMessage):
-        return {"type": "stream", "values": [_typed_json(v) for v in message.get_body(list) or []]}
+        message.reset()  # a browsed copy: reading it moves nobody else's position
+        values = []
+        while True:
+            try:
+                values.append(_typed_json(message.read_object()))
+            except MessageEOFException:
+                return {"type": "stream", "values": values}
     if isinstance(message, ObjectMessage):
         data = message.get_serialized_object()
         if data is None:
