@@ -283,6 +283,14 @@ def broker(
             "web console (/) on one HTTP port (0: any free port).",
         ),
     ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="A site (https://app.example) whose pages may open ws://HOST:PORT/stomp; "
+            "'*' for any. Repeatable. Pages of other sites are refused.",
+        ),
+    ] = None,
 ) -> None:
     """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C."""
     import logging
@@ -299,6 +307,7 @@ def broker(
         config=config,
         metrics_port=metrics_port,
         http_port=http_port,
+        allowed_origins=tuple(allow_origin or ()),
     )
     try:
         run(options, announce=lambda line: print(line, flush=True))

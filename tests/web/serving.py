@@ -1,8 +1,8 @@
 """A broker served over STOMP and HTTP on the test's own event loop, and a STOMP client over
 aiohttp's WebSocket client, for the ``jms.web`` tests.
 
-``served_http(**server_options)`` starts a memory broker, a ``StompServer`` on a free port and an
-``HttpServer`` on another, and always closes all three. ``basic_auth`` is an HTTP Basic header. ``WebSocketStomp`` writes the frames a test
+``served_http(allowed_origins, **server_options)`` starts a memory broker, a ``StompServer`` on a
+free port and an ``HttpServer`` on another, and always closes all three. ``basic_auth`` is an HTTP Basic header. ``WebSocketStomp`` writes the frames a test
 gives it (several per WebSocket message when asked) and parses what comes back with the codec.
 """
 
@@ -25,10 +25,12 @@ __all__ = ["WebSocketStomp", "basic_auth", "served_http"]
 
 
 @asynccontextmanager
-async def served_http(**server_options: Any) -> AsyncIterator[tuple[StompServer, HttpServer]]:
+async def served_http(
+    allowed_origins: tuple[str, ...] = (), **server_options: Any
+) -> AsyncIterator[tuple[StompServer, HttpServer]]:
     broker = Broker()
     stomp = StompServer(broker, host="127.0.0.1", port=0, **server_options)
-    http = HttpServer(stomp, "127.0.0.1", 0)
+    http = HttpServer(stomp, "127.0.0.1", 0, allowed_origins=allowed_origins)
     try:
         await stomp.start()
         await http.start()

@@ -142,9 +142,10 @@ def test_a_page_with_stompjs_shows_a_message_it_received() -> None:
     ):
         from playwright.sync_api import expect
 
-        stomp, _, websocket = _urls(line)
+        stomp, console, websocket = _urls(line)
         page = browser.new_page()
         page.set_default_timeout(_TIMEOUT_MS)
+        page.goto(console + "/metrics")  # a page of the broker's own origin, rewritten
         page.set_content('<p id="received">nothing yet</p>')
         page.add_script_tag(path=str(bundle))
         page.evaluate(

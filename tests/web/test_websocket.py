@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 
 import aiohttp
 
@@ -20,10 +19,12 @@ from tests.web.serving import WebSocketStomp, served_http
 Scenario = Callable[[StompServer, str, aiohttp.ClientSession], Awaitable[None]]
 
 
-def _run(scenario: Scenario, **server_options: object) -> None:
+def _run(
+    scenario: Scenario, allowed_origins: tuple[str, ...] = (), **server_options: object
+) -> None:
     async def main() -> None:
         async with (
-            served_http(**server_options) as (stomp, http),
+            served_http(allowed_origins, **server_options) as (stomp, http),
             aiohttp.ClientSession() as session,
         ):
             await scenario(stomp, http.url, session)
@@ -31,8 +32,8 @@ def _run(scenario: Scenario, **server_options: object) -> None:
     asyncio.run(main())
 
 
-async def _client(session: aiohttp.ClientSession, url: str, **options: object) -> WebSocketStomp:
-    websocket = await session.ws_connect(f"{url}/stomp", protocols=("v12.stomp",), **options)  # type: ignore[arg-type]
+async def _client(session: aiohttp.ClientSession, url: str) -> WebSocketStomp:
+    websocket = await session.ws_connect(f"{url}/stomp", protocols=("v12.stomp",))
     return WebSocketStomp(websocket)
 
 
@@ -184,11 +185,28 @@ def test_an_unknown_subprotocol_list_still_speaks_stomp() -> None:
     _run(scenario)
 
 
-def test_jms_broker_http_port_names_its_urls_and_serves_them(tmp_path: Path) -> None:
-    with broker_process("--memory", "--port", "0", "--http-port", "0", "--metrics-port", "0") as (
-        process,
-        line,
-    ):
+def test_pages_of_other_sites_are_refused_unless_allowed() -> None:
+    async def scenario(stomp: StompServer, url: str, session: aiohttp.ClientSession) -> None:
+        try:
+            await session.ws_connect(f"{url}/stomp", origin="http://evil.example")
+        except aiohttp.WSServerHandshakeError as error:
+            assert error.status == 403
+        else:
+            raise AssertionError("a page of another site opened a STOMP WebSocket")
+        async with session.get(
+            f"{url}/stomp", headers={"Origin": "http://evil.example"}
+        ) as response:
+            assert "--allow-origin http://evil.example" in await response.text()
+        for origin in (url, "https://app.example"):  # this server's pages, and an allowed site's
+            client = WebSocketStomp(await session.ws_connect(f"{url}/stomp", origin=origin))
+            assert (await client.connect()).command == "CONNECTED"
+
+    _run(scenario, allowed_origins=("https://app.example",))
+
+
+def test_jms_broker_http_port_names_its_urls_and_serves_them() -> None:
+    arguments = ("--memory", "--port", "0", "--http-port", "0", "--metrics-port", "0")
+    with broker_process(*arguments, "--allow-origin", "https://app.example") as (process, line):
         console = re.search(r"console: (http://127\.0\.0\.1:\d+)/", line)
         websocket = re.search(r"websocket: (ws://127\.0\.0\.1:\d+/stomp)", line)
         metrics = re.findall(r"metrics: (http://127\.0\.0\.1:\d+/metrics)", line)
@@ -198,7 +216,9 @@ def test_jms_broker_http_port_names_its_urls_and_serves_them(tmp_path: Path) -> 
         async def main() -> None:
             async with aiohttp.ClientSession() as session:
                 client = WebSocketStomp(
-                    await session.ws_connect(websocket.group(1), protocols=("v11.stomp",))
+                    await session.ws_connect(
+                        websocket.group(1), protocols=("v11.stomp",), origin="https://app.example"
+                    )
                 )
                 assert client.websocket.protocol == "v11.stomp"
                 await client.connect(accept_version="1.1")

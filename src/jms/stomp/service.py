@@ -58,6 +58,7 @@ class BrokerOptions:
     config: Path | None = None
     metrics_port: int | None = None
     http_port: int | None = None
+    allowed_origins: tuple[str, ...] = ()
 
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
@@ -155,7 +156,9 @@ async def serve(
             f"auth: {_describe_auth(options, security)}",
         ]
         if options.http_port is not None:
-            http = HttpServer(server, options.host, options.http_port)
+            http = HttpServer(
+                server, options.host, options.http_port, allowed_origins=options.allowed_origins
+            )
             http_servers.append(http)
             await http.start()
             parts.append(

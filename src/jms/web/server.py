@@ -2,7 +2,8 @@
 
 ``HttpServer(stomp, host, port)`` serves ``/stomp`` (STOMP over WebSocket, ``jms.web.websocket``),
 ``/metrics`` (``jms.stomp.metrics``) and the web console (``/`` and its ``/api``,
-``jms.web.console``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
+``jms.web.console``); ``allowed_origins`` are the other sites whose pages may open ``/stomp``
+(``jms.web.websocket.serve_stomp``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
 alone: what ``jms broker --metrics-port`` runs. Closing it ends its WebSocket connections (their
 STOMP connections are the ``StompServer``'s, closed with it) and the console's broker connection.
 """
@@ -36,8 +37,17 @@ _SHUTDOWN_TIMEOUT_S: Final = 5.0
 class HttpServer:
     """See the module docstring. ``port`` 0 picks a free port; ``url`` is where it listens."""
 
-    def __init__(self, stomp: StompServer, host: str, port: int, *, console: bool = True) -> None:
+    def __init__(
+        self,
+        stomp: StompServer,
+        host: str,
+        port: int,
+        *,
+        console: bool = True,
+        allowed_origins: tuple[str, ...] = (),
+    ) -> None:
         self._stomp = stomp
+        self._allowed_origins = frozenset(allowed_origins)
         self.host = host
         self._requested_port = port
         self._console = ConsoleApi(stomp) if console else None
@@ -102,7 +112,7 @@ class HttpServer:
         return response
 
     async def _stomp_socket(self, request: web.Request) -> web.StreamResponse:
-        return await serve_stomp(request, self._stomp)
+        return await serve_stomp(request, self._stomp, self._allowed_origins)
 
     async def _page(self, request: web.Request) -> web.Response:
         return web.Response(

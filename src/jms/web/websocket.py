@@ -19,7 +19,7 @@ import contextlib
 from collections import deque
 from typing import Any, Final
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSMsgType, hdrs, web
 
 from jms.stomp.server import StompServer
 
@@ -161,13 +161,31 @@ class WebSocketTransport(asyncio.Transport):
                 return
 
 
-async def serve_stomp(request: web.Request, server: StompServer) -> web.WebSocketResponse:
+async def serve_stomp(
+    request: web.Request, server: StompServer, allowed_origins: frozenset[str]
+) -> web.StreamResponse:
     """The ``/stomp`` handler: upgrade to a WebSocket and serve one STOMP connection on it.
+
+    Browsers let any page open a WebSocket anywhere, so a request whose ``Origin`` is another
+    site's is refused (403) unless ``allowed_origins`` names it (``*``: every origin); clients
+    that send no ``Origin`` (not browsers) and pages of this server are served. That keeps a
+    broker on 127.0.0.1 as out of reach of the web pages a user happens to open as its TCP port.
 
     One message may carry up to twice the largest frame the server's ``FrameLimits`` allow
     (so that a frame just over a limit reaches the parser and gets its ERROR frame); a larger
     message is refused by aiohttp with close code 1009 before it is buffered whole.
     """
+    origin = request.headers.get(hdrs.ORIGIN)
+    if (
+        origin is not None
+        and origin != f"{request.scheme}://{request.host}"
+        and origin not in allowed_origins
+        and "*" not in allowed_origins
+    ):
+        raise web.HTTPForbidden(
+            text=f"pages from {origin} may not open STOMP WebSockets here; the broker admits "
+            f"them with --allow-origin {origin}\n"
+        )
     limits = server.limits
     websocket = web.WebSocketResponse(
         protocols=STOMP_SUBPROTOCOLS,
