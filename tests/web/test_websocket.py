@@ -5,12 +5,16 @@ limits — and ``/metrics``, in-process and from a ``jms broker --http-port`` pr
 from __future__ import annotations
 
 import asyncio
+import random
 import re
+import socket
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 
 from jms.broker.security import Security, hash_password
+from jms.message import BytesMessage, Queue
 from jms.stomp import FrameLimits, HeartBeatOffer
 from jms.stomp.server import StompServer
 from tests.stomp.serving import RawClient, broker_process, stop_process
@@ -234,3 +238,41 @@ def test_jms_broker_http_port_names_its_urls_and_serves_them() -> None:
         asyncio.run(main())
         code, out = stop_process(process)
     assert code == 0 and "jms broker stopped" in out
+
+
+def _small_receive_buffer(address: Any) -> socket.socket:
+    family, kind, protocol, _, _ = address
+    sock = socket.socket(family, kind, protocol)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    return sock
+
+
+def test_a_websocket_client_that_stops_reading_holds_only_a_bounded_part_of_a_queue() -> None:
+    async def scenario(stomp: StompServer, url: str, session: aiohttp.ClientSession) -> None:
+        broker = stomp.broker
+        filler = broker.connect()
+        body = random.Random(7).randbytes(10_000)
+        for number in range(3000):  # 30 MB
+            message = BytesMessage()
+            message.write_bytes(body)
+            message.set_jms_destination(Queue("big"))
+            message.set_jms_message_id(f"ID:filler-{number}")
+            broker.send(filler, message)
+        # A small receive buffer, and aiohttp stops reading what nobody receives.
+        connector = aiohttp.TCPConnector(socket_factory=_small_receive_buffer)
+        async with aiohttp.ClientSession(connector=connector) as sleeping:
+            sleeper = await _client(sleeping, url)
+            await sleeper.connect()
+            await sleeper.send(
+                "SUBSCRIBE", {"destination": "/queue/big", "id": "s", "activemq.prefetchSize": "50"}
+            )
+            await asyncio.sleep(1.0)
+            taken = {s.name: s.acknowledged for s in broker.stats()}["queue://big"]
+            assert 0 < taken < 1000, taken  # the write buffers on the way, not 30 MB
+            other = await _client(session, url)  # others are unaffected
+            await other.connect()
+            await other.send("SUBSCRIBE", {"destination": "/queue/small", "id": "s"})
+            await other.send("SEND", {"destination": "/queue/small"}, b"quick")
+            assert (await other.read()).body == b"quick"
+
+    _run(scenario)
