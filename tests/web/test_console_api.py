@@ -105,6 +105,8 @@ def test_messages_are_browsed_in_pages_with_a_selector_in_their_java_forms() -> 
         first = page["messages"][0]
         assert {"name": "weight", "type": "int", "value": "2"} in first["properties"]
         assert first["headers"]["JMSDestination"] == "queue://orders"
+        assert first["headers"]["JMSDeliveryMode"] == "PERSISTENT"
+        assert first["headers"]["JMSMessageID"].startswith("ID:console-")
         status, rest = await console.get(
             "/api/messages",
             destination="queue://orders",

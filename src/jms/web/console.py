@@ -54,6 +54,7 @@ from jms.errors import (
 )
 from jms.message import (
     BytesMessage,
+    DeliveryMode,
     Destination,
     MapMessage,
     Message,
@@ -100,6 +101,24 @@ def _typed_json(value: object) -> dict[str, Any]:
     return {"type": java_type_name(value), "value": to_java_string(value)}
 
 
+_BUILTIN_OPCODES: Final = {
+    "EMPTY_DICT": "builtins.dict",
+    "EMPTY_LIST": "builtins.list",
+    "EMPTY_TUPLE": "builtins.tuple",
+    "EMPTY_SET": "builtins.set",
+    "BININT": "builtins.int",
+    "BININT1": "builtins.int",
+    "BININT2": "builtins.int",
+    "LONG1": "builtins.int",
+    "BINFLOAT": "builtins.float",
+    "NEWTRUE": "builtins.bool",
+    "NEWFALSE": "builtins.bool",
+    "NONE": "builtins.NoneType",
+    "SHORT_BINBYTES": "builtins.bytes",
+    "BINBYTES": "builtins.bytes",
+}
+
+
 def _pickled_class(data: bytes) -> str:
     """The class a pickle names, read from its opcodes without unpickling it."""
     strings: list[str] = []
@@ -118,24 +137,6 @@ def _pickled_class(data: bytes) -> str:
     except (ValueError, IndexError) as error:
         return f"unreadable pickle ({error})"
     return "unknown"
-
-
-_BUILTIN_OPCODES: Final = {
-    "EMPTY_DICT": "builtins.dict",
-    "EMPTY_LIST": "builtins.list",
-    "EMPTY_TUPLE": "builtins.tuple",
-    "EMPTY_SET": "builtins.set",
-    "BININT": "builtins.int",
-    "BININT1": "builtins.int",
-    "BININT2": "builtins.int",
-    "LONG1": "builtins.int",
-    "BINFLOAT": "builtins.float",
-    "NEWTRUE": "builtins.bool",
-    "NEWFALSE": "builtins.bool",
-    "NONE": "builtins.NoneType",
-    "SHORT_BINBYTES": "builtins.bytes",
-    "BINBYTES": "builtins.bytes",
-}
 
 
 def _body_json(message: Message) -> dict[str, Any]:
@@ -178,7 +179,7 @@ def message_json(seq: int, message: Message) -> dict[str, Any]:
         "JMSCorrelationID": message.get_jms_correlation_id(),
         "JMSReplyTo": None if reply_to is None else str(reply_to),
         "JMSDeliveryMode": "PERSISTENT"
-        if message.get_jms_delivery_mode() == 2
+        if message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
         else "NON_PERSISTENT",
         "JMSPriority": message.get_jms_priority(),
         "JMSExpiration": message.get_jms_expiration(),
@@ -228,6 +229,7 @@ def _destination_json(stats: QueueStats) -> dict[str, Any]:
 
 
 def _field(payload: dict[str, Any], name: str, kind: type[_T], what: str) -> _T:
+    """``payload[name]`` if it is a ``kind`` (JSON's true is no int here)."""
     value = payload.get(name)
     if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
         raise ConsoleError(400, f"{name} must be {what}; got {value!r}", name)
@@ -255,6 +257,10 @@ class ConsoleApi:
             web.post("/api/move", self._move),
         ]
 
+    async def start(self) -> None:
+        """Open the console's broker connection."""
+        self._connection_id = await self._call(self._broker.connect)
+
     async def close(self) -> None:
         """Close the console's broker connection (the broker stays open)."""
         connection_id, self._connection_id = self._connection_id, None
@@ -272,7 +278,7 @@ class ConsoleApi:
         if request.path == "/" or request.path.startswith(("/api/", "/static/")):
             try:
                 request[_PRINCIPAL] = await self._authenticate(request)
-                if request.method != "GET":
+                if request.method not in ("GET", "HEAD"):
                     self._check_forgery(request)
                 return await handler(request)  # type: ignore[no-any-return]
             except ConsoleError as error:
@@ -325,9 +331,10 @@ class ConsoleApi:
     async def _call(self, function: Callable[..., _T], *args: Any) -> _T:
         return await asyncio.get_running_loop().run_in_executor(None, function, *args)
 
-    async def _connection(self) -> int:
+    @property
+    def _connection(self) -> int:
         if self._connection_id is None:
-            self._connection_id = await self._call(self._broker.connect)
+            raise ConsoleError(503, "the console is not started")
         return self._connection_id
 
     async def _stats(self) -> dict[str, QueueStats]:
@@ -409,7 +416,7 @@ class ConsoleApi:
         start = self._number(query.get("start", "1"), "start", 1)
         limit = min(self._number(query.get("limit", "50"), "limit", 1), _MAX_PAGE)
         selector = query.get("selector", "").strip() or None
-        connection_id = await self._connection()
+        connection_id = self._connection
         try:
             page = await self._call(
                 self._broker.browse, connection_id, source, selector, start, None, limit
@@ -449,7 +456,7 @@ class ConsoleApi:
         message.set_jms_destination(destination)
         message.set_jms_message_id(f"ID:console-{uuid.uuid4()}")
         message.set_jms_timestamp(wall_clock_ms())
-        connection_id = await self._connection()
+        connection_id = self._connection
         try:
             await self._call(self._broker.send, connection_id, message)
         except JMSSecurityException as error:
@@ -521,7 +528,7 @@ class ConsoleApi:
 
     async def _purge(self, request: web.Request) -> web.Response:
         queue, _ = await self._queue(request, await self._payload(request))
-        connection_id = await self._connection()
+        connection_id = self._connection
         last = await self._call(self._broker.last_sequence, queue)
         purged = await self._call(self._broker.acknowledge_through, connection_id, queue, last)
         return web.json_response({"purged": purged, "destination": str(queue)})
@@ -530,7 +537,7 @@ class ConsoleApi:
         payload = await self._payload(request)
         queue, _ = await self._queue(request, payload)
         seq = _field(payload, "seq", int, "a message's sequence number")
-        connection_id = await self._connection()
+        connection_id = self._connection
         deleted = await self._call(
             self._broker.acknowledge_through, connection_id, queue, seq, None, seq
         )
@@ -544,7 +551,7 @@ class ConsoleApi:
         queue, stats = await self._queue(request, payload)
         if not stats.dead_letter_queue:
             raise ConsoleError(400, f"{queue} is not a dead-letter queue", "destination")
-        connection_id = await self._connection()
+        connection_id = self._connection
         if payload.get("all") is True:
             found = await self._browse_all(connection_id, queue)
         else:

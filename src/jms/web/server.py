@@ -74,12 +74,16 @@ class HttpServer:
         runner = web.AppRunner(
             self._app(), access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT_S, handle_signals=False
         )
+        if self._console is not None:
+            await self._console.start()
         await runner.setup()
         site = web.TCPSite(runner, self.host, self._requested_port)
         try:
             await site.start()
         except BaseException:
             await runner.cleanup()
+            if self._console is not None:
+                await self._console.close()
             raise
         self._runner, self._site = runner, site
 
