@@ -15,7 +15,7 @@ from jms.message import ObjectMessage, StreamMessage
 from jms.stomp import FrameLimits
 from jms.stomp.server import StompServer
 from jms.web.console import message_json
-from tests.web.serving import basic_auth, served_http
+from tests.web.serving import WebSocketStomp, basic_auth, served_http
 
 Scenario = Callable[[StompServer, "Console"], Awaitable[None]]
 
@@ -84,6 +84,41 @@ def test_destinations_are_listed_live_with_dead_letter_queues_marked_and_interna
         assert rows["queue://orders"]["dead_letter_queue"] is False
         assert rows["queue://DLQ.orders"]["dead_letter_queue"] is True
         assert rows["queue://orders"]["browsable"] is True
+
+    _run(scenario)
+
+
+def test_topics_are_listed_with_their_subscriptions_and_durable_ones_browse() -> None:
+    async def scenario(stomp: StompServer, console: Console) -> None:
+        websocket = await console.session.ws_connect(console.url + "/stomp")
+        subscriber = WebSocketStomp(websocket)
+        await subscriber.connect(client_id="c1")
+        await subscriber.send(
+            "SUBSCRIBE",
+            {
+                "destination": "/topic/news",
+                "id": "s",
+                "activemq.subscriptionName": "d1",
+                "receipt": "r",
+            },
+        )
+        assert (await subscriber.read()).command == "RECEIPT"
+        await websocket.close()
+        await console.send("topic://news", "hello")
+        await console.send("topic://quiet", "nobody hears this")
+        await console.send("queue://orders", "o")
+        _, answer = await console.get("/api/destinations")
+        rows = answer["destinations"]
+        assert [(d["name"], d["kind"]) for d in rows] == [
+            ("queue://orders", "queue"),
+            ("topic://news", "topic"),
+            ("durable://c1/d1", "durable"),
+            ("topic://quiet", "topic"),
+        ]
+        assert (rows[1]["depth"], rows[1]["subscriptions"]) == (1, 1)
+        assert (rows[3]["depth"], rows[3]["subscriptions"]) == (0, 0)
+        status, page = await console.get("/api/messages", destination="durable://c1/d1")
+        assert status == 200 and [m["body"]["text"] for m in page["messages"]] == ["hello"]
 
     _run(scenario)
 

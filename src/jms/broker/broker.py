@@ -1165,6 +1165,11 @@ class Broker:
         work.paging.add(queue)
         return len(entries) + paged
 
+    def topics(self) -> list[Topic]:
+        """Every topic the broker knows (sent to or subscribed to), temporary ones included."""
+        with self._lock:
+            return [state.destination for state in self._topics.values()]
+
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
         with self._lock:

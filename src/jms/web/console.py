@@ -228,6 +228,21 @@ def _destination_json(stats: QueueStats) -> dict[str, Any]:
     }
 
 
+def _topic_json(topic: str, subscriptions: list[dict[str, Any]]) -> dict[str, Any]:
+    """A topic's row: the sums over its subscriptions (a topic holds nothing itself)."""
+    row: dict[str, Any] = {
+        "name": topic,
+        "destination": topic,
+        "kind": "topic",
+        "browsable": False,
+        "dead_letter_queue": False,
+        "subscriptions": len(subscriptions),
+    }
+    for key in ("depth", "in_flight", "consumers", "enqueued", "dequeued"):
+        row[key] = sum(subscription[key] for subscription in subscriptions)
+    return row
+
+
 def _field(payload: dict[str, Any], name: str, kind: type[_T], what: str) -> _T:
     """``payload[name]`` if it is a ``kind`` (JSON's true is no int here)."""
     value = payload.get(name)
@@ -374,13 +389,27 @@ class ConsoleApi:
         )
 
     async def _destinations(self, request: web.Request) -> web.Response:
+        """Queues by name, then each topic followed by its subscriptions."""
         principal = request[_PRINCIPAL]
         stats = await self._call(self._broker.stats)
-        shown = [
-            _destination_json(s)
+        topics = await self._call(self._broker.topics)
+        allowed = [
+            s
             for s in sorted(stats, key=lambda s: s.name)
             if not _is_internal(s) and self._security.allows(principal, Action.ADMIN, s.destination)
         ]
+        shown = [_destination_json(s) for s in allowed if s.name.startswith("queue://")]
+        for topic in sorted(str(t) for t in topics):
+            if topic.startswith(_INTERNAL_PREFIXES) or not self._security.allows(
+                principal, Action.ADMIN, topic
+            ):
+                continue
+            subscriptions = [
+                _destination_json(s)
+                for s in allowed
+                if s.destination == topic and not s.name.startswith("queue://")
+            ]
+            shown += [_topic_json(topic, subscriptions), *subscriptions]
         counters = self._server.counters
         return web.json_response(
             {

@@ -104,6 +104,8 @@ function destinationRow(destination, now) {
     [2, 3, 4, 5, 6, 7, 8],
   );
   tr.dataset.name = destination.name;
+  if (destination.kind === "topic") name.append(element("span", `${destination.subscriptions} subscription(s)`, "muted"));
+  else if (destination.kind !== "queue") tr.classList.add("subscription");
   if (destination.browsable) {
     tr.classList.add("browsable");
     tr.addEventListener("click", () => openBrowser(destination));
