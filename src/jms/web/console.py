@@ -30,7 +30,7 @@ import hmac
 import pickletools
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 from urllib.parse import unquote
 
@@ -286,7 +286,7 @@ class ConsoleApi:
 
     @web.middleware
     async def guard(
-        self, request: web.Request, handler: Callable[[web.Request], Any]
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
     ) -> web.StreamResponse:
         """Authenticate and authorize every console request (the page and ``/api``), check
         changing requests for forgery, and turn ``ConsoleError`` into its JSON answer."""
@@ -295,7 +295,7 @@ class ConsoleApi:
                 request[_PRINCIPAL] = await self._authenticate(request)
                 if request.method not in ("GET", "HEAD"):
                     self._check_forgery(request)
-                return await handler(request)  # type: ignore[no-any-return]
+                return await handler(request)
             except ConsoleError as error:
                 headers = {hdrs.WWW_AUTHENTICATE: _REALM} if error.status == 401 else None
                 return web.json_response(
@@ -303,7 +303,7 @@ class ConsoleApi:
                     status=error.status,
                     headers=headers,
                 )
-        return await handler(request)  # type: ignore[no-any-return]
+        return await handler(request)
 
     async def _authenticate(self, request: web.Request) -> str:
         user: str | None = None
