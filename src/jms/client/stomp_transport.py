@@ -37,7 +37,12 @@ from jms.broker import (
 )
 from jms.broker.staging import stage_frames
 from jms.client.transport import RangeSource, TopicSubscription, Transport
-from jms.errors import InvalidDestinationException, JMSException, MessageFormatException
+from jms.errors import (
+    InvalidDestinationException,
+    JMSException,
+    MessageFormatException,
+    ResourceAllocationException,
+)
 from jms.message import (
     DeliveryMode,
     Destination,
@@ -58,10 +63,15 @@ from jms.stomp.mapping import (
     parse_destination,
 )
 from jms.stomp.packed import PACKED_CONTENT_TYPE, unpack_records
+from jms.stomp.parser import FrameLimits
 
 __all__ = ["StompTransport", "parse_stomp_url"]
 
 _EXTENSIONS: Final = ("jms-extensions", "1")
+_MAX_BODY_HEADER: Final = "jms-max-body"  # jms.stomp.server.MAX_BODY_HEADER
+# What a jms broker writes can exceed the largest body it takes by what it adds to a message:
+# a delivery's JMSXDeliveryCount, a packed range read's record head.
+_LIMITS: Final = FrameLimits(max_body_bytes=FrameLimits().max_body_bytes + 64 * 1024)
 # Bytes of staged messages per /admin/stage frame: well under a server's body limit (10 MiB by
 # default), large enough that a frame's round trip is a small part of its cost.
 _STAGE_FRAME_BYTES: Final = 4 * 1024 * 1024
@@ -189,11 +199,23 @@ class StompTransport(Transport):
             passcode=self._password,
             client_id=client_id,
             extra_headers=(_EXTENSIONS,),
+            limits=_LIMITS,
             on_message=self._on_message,
             on_lost=self._lost,
         )
         self._extended = client.connected.header(_EXTENSIONS[0]) == _EXTENSIONS[1]
+        max_body = client.connected.header(_MAX_BODY_HEADER) if self._extended else None
+        self._max_body = int(max_body) if max_body is not None and max_body.isdigit() else None
         return client
+
+    def _check_size(self, body_bytes: int, what: str) -> None:
+        """``ResourceAllocationException`` if the broker would refuse a frame body this large
+        (it would end the connection, mid-write, without saying why)."""
+        if self._max_body is not None and body_bytes > self._max_body:
+            raise ResourceAllocationException(
+                f"cannot send {what}: it takes {body_bytes} bytes, and {self._client.where} "
+                f"takes at most {self._max_body} bytes in one frame body"
+            )
 
     def _lost(self, error: JMSException) -> None:
         for browse in list(self._browses.values()):
@@ -282,6 +304,7 @@ class StompTransport(Transport):
         headers = [("destination", self._name_of(destination))]
         if self._extended:
             body = encode(message)
+            self._check_size(len(body), f"{message!r} to {destination}")
             headers.append(("content-type", JMS_MESSAGE_CONTENT_TYPE))
             reply_to = message.get_jms_reply_to()
             if reply_to is not None:
@@ -678,7 +701,8 @@ class StompTransport(Transport):
         self._require_extensions("staging messages")
         chunk: list[bytes] = []
         size = 0
-        for item in encoded:
+        for index, item in enumerate(encoded):
+            self._check_size(len(item) + 4, f"staged message {index} of this request")
             if chunk and size + len(item) > _STAGE_FRAME_BYTES:
                 self._stage_chunk(queue, tag, chunk)
                 chunk, size = [], 0
