@@ -1161,6 +1161,11 @@ class Broker:
         work.paging.add(queue)
         return len(entries) + paged
 
+    def topics(self) -> list[Topic]:
+        """Every topic the broker knows (sent to or subscribed to), temporary ones included."""
+        with self._lock:
+            return [state.destination for state in self._topics.values()]
+
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
         with self._lock:
@@ -1178,6 +1183,7 @@ class Broker:
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
+                    dead_letter_queue=self._is_dead_letter_queue(q),
                 )
                 for q in queues
             ]

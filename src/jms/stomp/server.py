@@ -225,6 +225,14 @@ class StompServer:
             self._waiter = None
         self._server = None
 
+    def connection_protocol(self) -> asyncio.Protocol:
+        """A new client connection for a transport other than this server's own listener (the
+        WebSocket endpoint of ``jms.web``): the same frame handling, security, limits and
+        heart-beats, counted among this server's connections."""
+        if self._server is None:
+            raise IllegalStateException("the StompServer is not started")
+        return _ClientConnection(self)
+
     def _next_session_id(self) -> str:
         return f"{self._instance}-{next(self._connection_numbers)}"
 
