@@ -293,8 +293,13 @@ class FrameParser:
             return None
         if buffer[end] != _NUL:
             return None
-        self._pos = end + 1
-        self._frame_ended = True
+        if end + 1 < len(buffer) and buffer[end + 1] == _LF:
+            self._pos = (
+                end + 2
+            )  # its own end-of-line came with it, as it does from jms and ActiveMQ
+        else:
+            self._pos = end + 1
+            self._frame_ended = True
         return Frame(command, tuple(headers), bytes(buffer[section_end:end]))
 
     def _await_body(
