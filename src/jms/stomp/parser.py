@@ -294,9 +294,8 @@ class FrameParser:
         if buffer[end] != _NUL:
             return None
         if end + 1 < len(buffer) and buffer[end + 1] == _LF:
-            self._pos = (
-                end + 2
-            )  # its own end-of-line came with it, as it does from jms and ActiveMQ
+            # Its own end-of-line came with it, as it does from jms and ActiveMQ.
+            self._pos = end + 2
         else:
             self._pos = end + 1
             self._frame_ended = True
