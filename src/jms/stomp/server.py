@@ -72,7 +72,7 @@ from jms.selector import Selector
 from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState
 from jms.stomp.durability import CompletionWaiter, DeferredStore
 from jms.stomp.errors import StompProtocolError
-from jms.stomp.frames import Frame, HeartBeat, Version, receipt_frame
+from jms.stomp.frames import FRAME_END, Frame, HeartBeat, Version, receipt_frame
 from jms.stomp.mapping import (
     JMS_MESSAGE_CONTENT_TYPE,
     MessageFrames,
@@ -1218,7 +1218,7 @@ class _ClientConnection(asyncio.Protocol):
         )
         frame = [self._conn.message_head(headers, size)]
         frame += packed_parts(seqs, messages)
-        frame.append(b"\0")
+        frame.append(FRAME_END)
         self._write_parts(frame)
 
     def _on_unsubscribe(self, frame: Frame) -> None:
