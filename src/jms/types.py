@@ -36,6 +36,7 @@ __all__ = [
     "Int",
     "Long",
     "Short",
+    "a_java_type",
     "is_java_letter",
     "is_java_letter_or_digit",
     "is_selector_identifier",
@@ -211,6 +212,12 @@ def java_type_name(value: object) -> str:
     if name is None:
         raise TypeError(f"{type(value).__name__} {value!r} is not a Java-typed value")
     return name
+
+
+def a_java_type(value: object) -> str:
+    """``java_type_name`` with its article, for messages: ``'an int'``, ``'a String'``."""
+    name = java_type_name(value)
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 # ---------------------------------------------------------------------------------------------

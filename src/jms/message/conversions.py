@@ -23,7 +23,7 @@ from jms.types import (
     Int,
     Long,
     Short,
-    java_type_name,
+    a_java_type,
     parse_boolean,
     parse_byte,
     parse_double,
@@ -89,7 +89,7 @@ def convert(value: object, target: str, what: str) -> object:
     kind = type(value)
     if target not in _READABLE_AS[kind]:
         raise MessageFormatException(
-            f"{what} holds a {java_type_name(value)} ({value!r}), which cannot be read as a {target}"
+            f"{what} holds {a_java_type(value)} ({value!r}), which cannot be read as a {target}"
         )
     if target == "String":
         return to_java_string(value)
