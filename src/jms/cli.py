@@ -6,7 +6,9 @@ them holds logic the library does not also offer to Python callers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -98,6 +100,8 @@ def demo() -> None:
 
 # Exit status after Ctrl-C, as a shell reports a command killed by SIGINT.
 _INTERRUPTED = 130
+# How long ``jms receive`` waits for a message at a time (it checks for Ctrl-C in between).
+_POLL_MS = 200
 
 
 def _fail(message: str, status: int = 1) -> typer.Exit:
@@ -105,10 +109,30 @@ def _fail(message: str, status: int = 1) -> typer.Exit:
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True, soft_wrap=True, highlight=False).print(
+    Console(stderr=True, soft_wrap=True, highlight=False, emoji=False).print(
         f"[red]error:[/red] {escape(message)}"
     )
     return typer.Exit(status)
+
+
+@contextmanager
+def _ctrl_c() -> Iterator[threading.Event]:
+    """An event Ctrl-C sets, for a command to stop at its next safe point (between messages, not
+    inside a commit) and say what it did; a second Ctrl-C interrupts at once."""
+    import signal
+
+    pressed = threading.Event()
+
+    def press(signum: int, frame: object) -> None:
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+
+    previous = signal.signal(signal.SIGINT, press)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _usage(message: str) -> typer.Exit:
@@ -242,7 +266,9 @@ def selector_command(
     try:
         selector = Selector(text)
     except jms.InvalidSelectorException as error:
-        Console(stderr=True).print(f"[red]InvalidSelectorException:[/red] {escape(str(error))}")
+        Console(stderr=True, emoji=False).print(
+            f"[red]InvalidSelectorException:[/red] {escape(str(error))}"
+        )
         raise typer.Exit(2) from None
     message = _selector_message(properties or [], headers or [])
     shown = {
@@ -327,6 +353,17 @@ def _destination(text: str) -> jms.Destination:
         return jms.Queue(text)
     except jms.InvalidDestinationException:
         raise _usage(f"{text!r} is not a destination; give {_DESTINATION_FORMS}") from None
+
+
+def _check_selector(text: str | None) -> None:
+    """A ``--selector`` that does not parse is a usage error, said before connecting."""
+    if text is not None:
+        from jms.selector import Selector
+
+        try:
+            Selector(text)
+        except jms.InvalidSelectorException as error:
+            raise _usage(f"--selector {text!r}: {error}") from None
 
 
 def _queue(text: str, action: str) -> jms.Queue:
@@ -578,9 +615,10 @@ def send(
     target = _destination(destination)
     typed = [_selector_property(option) for option in properties or []]
     text = _stdin_text() if body is None else body
-    sent = 0
-    with _connect(url, user, password) as connection:
-        transacted = count > 1
+    numbered = "{n}" in text
+    transacted = count > 1
+    sent = number = 0
+    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
         session = connection.create_session(transacted)
         producer = session.create_producer(target)
         producer.set_delivery_mode(
@@ -588,12 +626,12 @@ def send(
         )
         producer.set_priority(priority)
         producer.set_time_to_live(ttl_ms)
-        numbered = "{n}" in text
-        number = 0
         try:
             with _progress(count) as progress:
                 task = progress.add_task(f"sending to {target}", total=count)
                 for number in range(1, count + 1):
+                    if pressed.is_set():
+                        break  # the open transaction rolls back as the connection closes
                     message = session.create_text_message(
                         text.replace("{n}", str(number)) if numbered else text
                     )
@@ -606,12 +644,12 @@ def send(
                         session.commit()
                         sent = number
                         progress.update(task, completed=number)
-        except KeyboardInterrupt:
-            raise _interrupted(f"sent {sent:,} of {count:,} message(s) to {target}") from None
         except (jms.JMSException, ValueError) as error:
             raise _fail(
                 f"message {number}: {error} ({sent:,} of {count:,} sent before it)"
             ) from None
+    if sent < count:
+        raise _interrupted(f"sent {sent:,} of {count:,} message(s) to {target}")
     typer.echo(f"sent {count:,} message(s) to {target}")
 
 
@@ -657,29 +695,34 @@ def receive(
     A text body prints as it is, a BytesMessage's bytes as they are, a map as {a=1, b=true} and a
     stream as [1, true]. Ctrl-C reports how many were received and exits 130.
     """
+    import time
+
     source = _destination(destination)
+    _check_selector(selector)
     received = 0
-    with _connect(url, user, password) as connection:
+    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
         connection.start()
         try:
             consumer = connection.create_session().create_consumer(source, selector)
         except jms.JMSException as error:
             raise _fail(str(error)) from None
-        try:
-            with _progress(count if quiet else 0) as progress:
-                task = progress.add_task(f"receiving from {source}", total=count)
-                while received < count:
-                    message = consumer.receive(max(1, int(timeout_s * 1000)))
-                    if message is None:
+        with _progress(count if quiet else 0) as progress:
+            task = progress.add_task(f"receiving from {source}", total=count)
+            idle_until = time.monotonic() + timeout_s
+            while received < count and not pressed.is_set():
+                # Short waits, so that Ctrl-C is seen between messages, never inside one.
+                message = consumer.receive(_POLL_MS)
+                if message is None:
+                    if time.monotonic() >= idle_until:
                         break
-                    received += 1
-                    progress.advance(task)
-                    if not quiet:
-                        _print_body(message)
-        except KeyboardInterrupt:
-            raise _interrupted(
-                f"received {received:,} of {count:,} message(s) from {source}"
-            ) from None
+                    continue
+                idle_until = time.monotonic() + timeout_s
+                received += 1
+                progress.advance(task)
+                if not quiet:
+                    _print_body(message)
+    if pressed.is_set():
+        raise _interrupted(f"received {received:,} of {count:,} message(s) from {source}")
     typer.echo(f"received {received:,} message(s) from {source}", err=not quiet)
     if received == 0:
         raise typer.Exit(1)
@@ -691,11 +734,13 @@ def _print_wide(renderable: Any) -> None:
     from rich.console import Console
     from rich.measure import Measurement
 
-    console = Console()
+    # Names and values are shown as they are: no markup, no emoji codes, no highlighting.
+    plain = {"markup": False, "emoji": False, "highlight": False}
+    console = Console(**plain)
     if not console.is_terminal:
         unbounded = console.options.update_width(100_000)
         needed = Measurement.get(console, unbounded, renderable).maximum
-        console = Console(width=max(console.width, needed))
+        console = Console(width=max(console.width, needed), **plain)
     console.print(renderable)
 
 
@@ -734,6 +779,7 @@ def browse(
     from rich.table import Table
 
     target = _queue(queue, "browsed")
+    _check_selector(selector)
     password = _password(user, password)
     with _connect(url, user, password) as connection:
         try:
@@ -1024,9 +1070,23 @@ _reflow_help()
 
 
 def main() -> None:
-    """``jms``: the app, with a library error that no command turned into a message shown as
-    one line rather than a traceback."""
+    """``jms``: the app, where a usage error (typer's, or a library error that no command turned
+    into a message) is one line on stderr rather than a panel or a traceback."""
+    import sys
+
     try:
-        app()
+        status = app(standalone_mode=False)
+    except typer.TyperException as error:
+        context = getattr(error, "ctx", None)
+        if type(error).__name__ == "NoArgsIsHelpError":  # a bare `jms`: its help, exit status 2
+            app(["--help"], standalone_mode=False)
+            status = 2
+        else:
+            command = context.command_path if context is not None else "jms"
+            message = error.format_message() if hasattr(error, "format_message") else str(error)
+            status = _fail(f"{message} (`{command} --help` lists the options)", 2).exit_code
+    except typer.Abort:
+        status = _fail("aborted").exit_code
     except jms.JMSException as error:
-        raise SystemExit(_fail(f"{type(error).__name__}: {error}").exit_code) from None
+        status = _fail(f"{type(error).__name__}: {error}").exit_code
+    sys.exit(status or 0)

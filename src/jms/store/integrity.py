@@ -82,7 +82,7 @@ def check_pages(connection: sqlite3.Connection, path: Path) -> None:
 
 def damaged(path: Path, error: sqlite3.DatabaseError) -> DamagedStoreError:
     """The error to raise when SQLite itself fails reading ``path`` while opening it."""
-    return DamagedStoreError(f"the store file {path} cannot be read ({error}); {_RESTORE}")
+    return DamagedStoreError(f"the store file {path} is damaged ({error}); {_RESTORE}")
 
 
 def _version_1_to_2(connection: sqlite3.Connection) -> None:
