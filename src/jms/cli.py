@@ -416,9 +416,10 @@ def broker(
         typer.Option(
             "--log-level",
             metavar="LEVEL",
-            help="debug, info (connections, refusals, dead letters), warning or error.",
+            help="warning (refusals, denials, dead letters, store warnings), info (connections "
+            "and ERROR frames too), debug or error.",
         ),
-    ] = "info",
+    ] = "warning",
     log_json: Annotated[
         bool,
         typer.Option(

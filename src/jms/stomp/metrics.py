@@ -74,6 +74,12 @@ def prometheus_text(server: StompServer) -> str:
         per_queue("acknowledged"),
     )
     metric(
+        "jms_queue_purged_total",
+        "counter",
+        "Messages removed by a purge since the broker started.",
+        per_queue("purged"),
+    )
+    metric(
         "jms_queue_expired_total",
         "counter",
         "Messages expired since the broker started.",
