@@ -62,9 +62,9 @@ def main() -> None:
     options = parser.parse_args()
     body = "x" * options.size
     with tempfile.TemporaryDirectory() as directory:
+        store = str(Path(directory) / "store")
         broker = subprocess.Popen(
-            [sys.executable, "-c", _RUN_CLI, "broker", "--store", str(Path(directory) / "s")]
-            + ["--port", "0"],
+            [sys.executable, "-c", _RUN_CLI, "broker", "--store", store, "--port", "0"],
             stdout=subprocess.PIPE,
             text=True,
         )
