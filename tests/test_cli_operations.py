@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import signal
 import socket
 import sqlite3
@@ -472,6 +474,57 @@ def test_a_password_comes_from_jms_password_and_is_never_required_on_the_command
     )
 
 
+def _at_a_terminal(
+    arguments: list[str], answers: list[tuple[bytes, bytes]]
+) -> tuple[int, str, str]:
+    """``jms ARGUMENTS`` with a terminal (a pty) as stdin and stderr: each time the terminal shows
+    a prompt of ``answers``, its answer is typed. Its exit status, stdout, and what the terminal
+    showed."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        jms_command(*arguments),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        start_new_session=True,
+    )
+    os.close(terminal)
+    shown = b""
+    try:
+        for prompt, answer in answers:
+            deadline = time.monotonic() + 30
+            while prompt not in shown:
+                assert time.monotonic() < deadline, shown
+                ready, _, _ = select.select([controller], [], [], 1)
+                if ready:
+                    shown += os.read(controller, 4096)
+            shown = shown.partition(prompt)[2]
+            os.write(controller, answer + b"\n")
+        stdout, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+        os.close(controller)
+    return process.returncode, stdout.decode(), shown.decode(errors="replace")
+
+
+def test_a_user_without_a_password_is_asked_for_it_at_a_terminal(secured: JmsBroker) -> None:
+    status, stdout, shown = _at_a_terminal(
+        ["send", "work", "x", "--user", "bob", "--url", secured.url],
+        [(b"Password for bob: ", b"b")],
+    )
+    assert (status, stdout) == (0, "sent 1 message(s) to queue://work\n")
+    assert "b\r\n" not in shown  # not echoed
+
+
+def test_hash_password_asks_twice_at_a_terminal_and_prints_only_the_hash() -> None:
+    status, stdout, _ = _at_a_terminal(
+        ["hash-password"], [(b"Password: ", b"pw"), (b"Repeat for confirmation: ", b"pw")]
+    )
+    assert status == 0 and stdout.count("\n") == 1 and verify_password("pw", stdout.strip())
+
+
 def test_stats_without_the_admin_permission_is_refused(secured: JmsBroker) -> None:
     env = {**os.environ, "JMS_PASSWORD": "b"}
     _one_line_error(
@@ -484,10 +537,14 @@ def test_stats_without_the_admin_permission_is_refused(secured: JmsBroker) -> No
     assert run_jms("stats", "--user", "alice", "--url", secured.url, env=env).returncode == 0
 
 
-def test_hash_password_prints_only_the_hash_on_stdout() -> None:
+def test_hash_password_reads_one_line_without_a_terminal_and_prints_only_the_hash() -> None:
     result = run_jms("hash-password", stdin="s3cret\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1 and verify_password("s3cret", result.stdout.strip())
+    _one_line_error(run_jms("hash-password", stdin=""), 1, "no password on stdin")
+    _one_line_error(
+        run_jms("hash-password", "--scheme", "md5", stdin="x\n"), 2, "--scheme", "'md5'"
+    )
 
 
 def test_the_broker_logs_connections_refusals_denials_and_dead_letters_as_json_lines(
