@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import signal
 import socket
@@ -501,6 +502,11 @@ def _at_a_terminal(
             shown = shown.partition(prompt)[2]
             os.write(controller, answer + b"\n")
         stdout, _ = process.communicate(timeout=60)
+        while select.select([controller], [], [], 0)[0]:  # what it showed until it ended
+            try:
+                shown += os.read(controller, 4096)
+            except OSError:  # the terminal's last holder is gone
+                break
     finally:
         if process.poll() is None:
             process.kill()
@@ -516,6 +522,16 @@ def test_a_user_without_a_password_is_asked_for_it_at_a_terminal(secured: JmsBro
     )
     assert (status, stdout) == (0, "sent 1 message(s) to queue://work\n")
     assert "b\r\n" not in shown  # not echoed
+
+
+def test_a_progress_bar_at_a_terminal_shows_count_rate_and_eta(url: str) -> None:
+    status, stdout, shown = _at_a_terminal(
+        ["send", "progress", "x" * 1024, "--count", "20000", "--url", url], []
+    )
+    assert (status, stdout) == (0, "sent 20,000 message(s) to queue://progress\n")
+    assert "sending to queue://progress" in shown
+    assert re.search(r"\d+/20000", shown), shown
+    assert re.search(r"[\d,]+ msg/s", shown) and "ETA" in shown, shown
 
 
 def test_hash_password_asks_twice_at_a_terminal_and_prints_only_the_hash() -> None:

@@ -98,6 +98,8 @@ def demo() -> None:
     )
 
 
+# --- how a command fails, and stops on Ctrl-C ---------------------------------------------------
+
 # Exit status after Ctrl-C, as a shell reports a command killed by SIGINT.
 _INTERRUPTED = 130
 # How long ``jms receive`` waits for a message at a time (it checks for Ctrl-C in between).
@@ -531,7 +533,7 @@ def _stdin_text() -> str:
 
 def _progress(total: int) -> Any:
     """A progress bar on stderr, shown only on a terminal and for at least 100 messages: count,
-    rate, elapsed time and ETA."""
+    rate and ETA, within 80 columns."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -540,7 +542,6 @@ def _progress(total: int) -> Any:
         ProgressColumn,
         Task,
         TextColumn,
-        TimeElapsedColumn,
         TimeRemainingColumn,
     )
     from rich.text import Text
@@ -553,10 +554,9 @@ def _progress(total: int) -> Any:
     console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=10),
         MofNCompleteColumn(),
         RateColumn(),
-        TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=console,
@@ -712,10 +712,11 @@ def receive(
             idle_until = time.monotonic() + timeout_s
             while received < count and not pressed.is_set():
                 # Short waits, so that Ctrl-C is seen between messages, never inside one.
-                message = consumer.receive(_POLL_MS)
+                left_ms = int((idle_until - time.monotonic()) * 1000)
+                if left_ms <= 0:
+                    break
+                message = consumer.receive(min(_POLL_MS, left_ms))
                 if message is None:
-                    if time.monotonic() >= idle_until:
-                        break
                     continue
                 idle_until = time.monotonic() + timeout_s
                 received += 1
