@@ -87,6 +87,7 @@ from jms.store import Completion
 __all__ = [
     "DEFAULT_PORT",
     "EXTENSIONS_HEADER",
+    "MAX_BODY_HEADER",
     "STOMP_DEFAULT_PREFETCH",
     "ServerCounters",
     "StompServer",
@@ -100,6 +101,8 @@ DEFAULT_PORT: Final = 61613
 STOMP_DEFAULT_PREFETCH: Final = 1000
 #: CONNECT/CONNECTED header by which a ``jms`` client and server agree on the jms extensions.
 EXTENSIONS_HEADER: Final = "jms-extensions"
+#: CONNECTED header (with the jms extensions): the largest frame body this server takes.
+MAX_BODY_HEADER: Final = "jms-max-body"
 _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
@@ -508,7 +511,11 @@ class _ClientConnection(asyncio.Protocol):
         logger.info(
             "STOMP connection %s (%s) opened by %s", self._session_id, self._peer, self._principal
         )
-        extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION),) if self._extensions else ()
+        extra = ()
+        if self._extensions:
+            # A jms client refuses a message too large for this server before sending it.
+            max_body = str(self._server.limits.max_body_bytes)
+            extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION), (MAX_BODY_HEADER, max_body))
         self._write(
             self._conn.accept(
                 session=self._session_id, server=self._server.server_header, extra_headers=extra
