@@ -789,7 +789,7 @@ def browse(
             messages = list(itertools.islice(browser, limit))
         except jms.JMSException as error:
             raise _fail(str(error)) from None
-    if not messages and selector is None and _never_held(target, url, user, password):
+    if not messages and _never_held(target, url, user, password):
         raise _fail(
             f"{target} has never received a message (is the name right? "
             "`jms stats` lists the queues)"
