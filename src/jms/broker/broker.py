@@ -1143,10 +1143,33 @@ class Broker:
             if queue is not None:
                 self._consume_between(queue, 1, seq, work)
 
+    def purge(self, connection_id: int, queue: Queue) -> int:
+        """Remove every message of ``queue`` not in flight to a consumer; return how many. They
+        count as purged, not as acknowledged. A queue this broker does not know (nothing was
+        sent to it and no consumer opened on it) is an ``InvalidDestinationException``."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            state = self._queues.get(str(queue))
+            if state is None:
+                raise InvalidDestinationException(
+                    f"{queue} does not exist on this broker: nothing was sent to it and no "
+                    "consumer opened on it (check the name)"
+                )
+            held = self._browse_source(connection, queue)
+            assert held is not None
+            work = _Work(self._clock())
+            purged = self._consume_between(held, 1, state.last_seq, work, purge=True)
+            completion = self._finish(work)
+        completion.wait()
+        return purged
+
     @staticmethod
-    def _consume_between(queue: MessageQueue, start_seq: int, end_seq: int, work: _Work) -> int:
+    def _consume_between(
+        queue: MessageQueue, start_seq: int, end_seq: int, work: _Work, *, purge: bool = False
+    ) -> int:
         """Consume every entry of ``queue`` numbered ``start_seq`` to ``end_seq`` not in flight,
-        paged-out ones too (as one range in the store); return how many."""
+        paged-out ones too (as one range in the store); return how many. They count as
+        acknowledged, or as purged with ``purge``."""
         entries = queue.entries_between(start_seq, end_seq)
         for entry in entries:
             queue.remove(entry)
@@ -1157,7 +1180,10 @@ class Broker:
         if paged:
             assert queue.store_key is not None
             work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
-        queue.acknowledged += len(entries) + paged
+        if purge:
+            queue.purged += len(entries) + paged
+        else:
+            queue.acknowledged += len(entries) + paged
         work.paging.add(queue)
         return len(entries) + paged
 
@@ -1180,6 +1206,7 @@ class Broker:
                     consumers=len(q.consumers),
                     enqueued=q.enqueued,
                     acknowledged=q.acknowledged,
+                    purged=q.purged,
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
@@ -1730,6 +1757,13 @@ class Broker:
                 f"(max_deliveries {limit})"
             )
             target = policy.dead_letter_queue_for(queue.destination.name)
+            logger.warning(
+                "%s: message %s dead-lettered to queue://%s: %s",
+                queue.name,
+                entry.message.get_jms_message_id(),
+                target,
+                reason,
+            )
             self._move(queue, entry, target, reason, work)
             return
         if entry.expired(work.now):

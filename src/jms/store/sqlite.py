@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
 from jms.message.codec import HEADER_TIMES_AT, decode, encode
+from jms.store import integrity
 from jms.store.base import (
     AddDestination,
     AppendMessage,
@@ -184,12 +185,19 @@ class SQLiteStore(MessageStore):
         exists to measure what group commit buys, not for production use.
         """
         self.directory = Path(directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ResourceAllocationException(
+                f"the store directory {str(self.directory)!r} is a file; give a directory "
+                "(it is created if missing)"
+            )
+        had_store = (self.directory / _LOCK_NAME).exists()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._lock_file = open(self.directory / _LOCK_NAME, "a+b")  # noqa: SIM115 - held open
         except OSError as error:
             raise ResourceAllocationException(
-                f"cannot open the store directory {str(self.directory)!r}: {error}",
+                f"cannot open the store directory {str(self.directory)!r}: "
+                f"{error.strerror or error}",
                 linked_exception=error,
             ) from error
         try:
@@ -201,10 +209,13 @@ class SQLiteStore(MessageStore):
                 "(its lock file is held); stop that broker first"
             ) from None
         self._group_limit = 1 if fsync_per_batch else _MAX_GROUP
-        path = str(self.directory / DATABASE_NAME)
-        self._writer = self._connect(path)
-        self._writer.executescript(_SCHEMA)
-        self._check_schema_version()
+        database = self.directory / DATABASE_NAME
+        path = str(database)
+        try:
+            self._writer = self._open_writer(database, had_store)
+        except BaseException:
+            self._lock_file.close()
+            raise
         self._reader = self._connect(path)
         self._reader_lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[Sequence[StoreOperation], _Pending] | object] = (
@@ -220,6 +231,31 @@ class SQLiteStore(MessageStore):
         )
         self._thread.start()
 
+    @classmethod
+    def _open_writer(cls, database: Path, had_store: bool) -> sqlite3.Connection:
+        """The writer's connection to ``database``, checked (``jms.store.integrity``) and at the
+        current schema version."""
+        integrity.check_file(database, had_store=had_store)
+        if had_store and not database.exists():
+            logger.warning(
+                "the store directory %s held a store but has no %s: starting an empty store",
+                database.parent,
+                DATABASE_NAME,
+            )
+        writer: sqlite3.Connection | None = None
+        try:
+            writer = cls._connect(str(database))
+            integrity.check_pages(writer, database)
+            writer.executescript(_SCHEMA)
+            integrity.upgrade_schema(writer, database, SCHEMA_VERSION)
+        except BaseException as error:
+            if writer is not None:
+                writer.close()
+            if isinstance(error, sqlite3.DatabaseError):
+                raise integrity.damaged(database, error) from None
+            raise
+        return writer
+
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -230,16 +266,6 @@ class SQLiteStore(MessageStore):
         connection.execute("PRAGMA secure_delete=FAST")
         connection.execute("PRAGMA busy_timeout=10000")
         return connection
-
-    def _check_schema_version(self) -> None:
-        (version,) = self._writer.execute("PRAGMA user_version").fetchone()
-        if version == 0:
-            self._writer.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
-            raise IllegalStateException(
-                f"the store in {str(self.directory)!r} has schema version {version}; this jms "
-                f"reads version {SCHEMA_VERSION}"
-            )
 
     # -- MessageStore -------------------------------------------------------------------------
 
