@@ -90,7 +90,9 @@ def test_permissions_longest_pattern_decides() -> None:
     [
         ({"allowed_anonymous": True}, "unknown key"),
         ({"allow_anonymous": "yes"}, "allow_anonymous must be true or false"),
-        ({"users": {"bob": {}}}, "password .* is missing"),
+        ({"users": {"bob": {}}}, r"\[users.bob\]: give a password .* or a certificate"),
+        ({"users": {"bob": {"certificate": "bob"}}}, r"certificate: .bob. is not a subject"),
+        ({"users": {"bob": {"password": 5}}}, "password must be a string"),
         ({"users": {"bob": {"password": "hunter2"}}}, r"\[users.bob\]: a password must be stored"),
         ({"users": {"*": {"password": hash_password("x")}}}, "reserved"),
         ({"permissions": [{"destination": "orders"}]}, "destination must be a pattern"),
