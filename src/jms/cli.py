@@ -6,6 +6,7 @@ them holds logic the library does not also offer to Python callers.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import jms
+from jms.stomp.tls import ClientCertificates, ServerTls
 
 app = typer.Typer(
     name="jms",
@@ -250,9 +252,16 @@ def selector_command(
 # --- jms broker and its STOMP clients ----------------------------------------------------------
 
 _DEFAULT_URL = "stomp://127.0.0.1:61613"
-_URL_OPTION = typer.Option("--url", "-u", help="The broker, stomp://HOST:PORT.")
+_URL_OPTION = typer.Option(
+    "--url", "-u", help="The broker, stomp://HOST:PORT or stomp+ssl://HOST:PORT (TLS)."
+)
 _USER_OPTION = typer.Option("--user", help="Login (default: anonymous).")
 _PASSWORD_OPTION = typer.Option("--password", help="Password for --user.")
+_CA_OPTION = typer.Option(
+    "--ca", help="stomp+ssl: PEM file of the CA that signed the broker's certificate."
+)
+_CERT_OPTION = typer.Option("--cert", help="stomp+ssl: PEM client certificate (with --key).")
+_KEY_OPTION = typer.Option("--key", help="stomp+ssl: PEM private key of --cert.")
 
 
 def _fail(message: str) -> typer.Exit:
@@ -295,8 +304,34 @@ def broker(
             "--metrics-port", help="Serve Prometheus metrics on http://HOST:PORT/metrics."
         ),
     ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option("--tls-cert", help="PEM certificate (chain) of the TLS listener."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")
+    ] = None,
+    tls_port: Annotated[
+        int, typer.Option("--tls-port", help="STOMP-over-TLS port (with --tls-cert).")
+    ] = 61614,
+    tls_only: Annotated[
+        bool, typer.Option("--tls-only", help="No plain STOMP listener: TLS clients only.")
+    ] = False,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option("--tls-client-ca", help="PEM CA whose client certificates are accepted."),
+    ] = None,
+    tls_client_certs: Annotated[
+        ClientCertificates | None,
+        typer.Option(
+            "--tls-client-certs",
+            help="Ask clients for certificates: optional (default with --tls-client-ca) or "
+            "required.",
+        ),
+    ] = None,
 ) -> None:
-    """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C."""
+    """Run the broker: STOMP on HOST:PORT (and over TLS on --tls-port) over the durable store,
+    until SIGTERM or Ctrl-C."""
     import logging
 
     from jms.stomp.service import BrokerOptions, run
@@ -304,17 +339,38 @@ def broker(
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    options = BrokerOptions(
-        store=None if memory else store,
-        host=host,
-        port=port,
-        config=config,
-        metrics_port=metrics_port,
-    )
     try:
+        options = BrokerOptions(
+            store=None if memory else store,
+            host=host,
+            port=None if tls_only else port,
+            config=config,
+            metrics_port=metrics_port,
+            tls=_server_tls(tls_cert, tls_key, tls_client_ca, tls_client_certs),
+            tls_port=tls_port,
+        )
         run(options, announce=lambda line: print(line, flush=True))
     except (ValueError, jms.JMSException, OSError) as error:
         raise _fail(str(error)) from None
+
+
+def _server_tls(
+    cert: Path | None,
+    key: Path | None,
+    client_ca: Path | None,
+    client_certificates: ClientCertificates | None,
+) -> ServerTls | None:
+    if cert is None or key is None:
+        if cert is not None or key is not None:
+            raise ValueError("a TLS listener needs both --tls-cert and --tls-key")
+        if client_ca is not None or client_certificates is not None:
+            raise ValueError("--tls-client-ca and --tls-client-certs need --tls-cert and --tls-key")
+        return None
+    if client_certificates is None:
+        client_certificates = (
+            ClientCertificates.NONE if client_ca is None else ClientCertificates.OPTIONAL
+        )
+    return ServerTls(cert, key, client_ca, client_certificates)
 
 
 @app.command("hash-password")
@@ -333,9 +389,28 @@ def hash_password_command(
         raise _fail(str(error)) from None
 
 
-def _connect(url: str, user: str | None, password: str | None) -> jms.Connection:
+def _ssl_context(
+    url: str, ca: Path | None, cert: Path | None, key: Path | None
+) -> ssl.SSLContext | None:
+    """The TLS context a ``stomp+ssl://`` URL connects with; None for other URLs."""
+    from jms.client import client_ssl_context
+
+    if not url.startswith("stomp+ssl://"):
+        given = [name for name, path in (("--ca", ca), ("--cert", cert), ("--key", key)) if path]
+        if given:
+            raise _fail(f"{', '.join(given)}: for stomp+ssl:// URLs only; --url is {url}")
+        return None
     try:
-        return jms.ConnectionFactory(url).create_connection(user, password)
+        return client_ssl_context(ca, cert, key)
+    except ValueError as error:
+        raise _fail(str(error)) from None
+
+
+def _connect(
+    url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None
+) -> jms.Connection:
+    try:
+        return jms.ConnectionFactory(url, ssl_context=tls).create_connection(user, password)
     except jms.JMSException as error:
         raise _fail(str(error)) from None
 
@@ -365,6 +440,9 @@ def send(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Send text messages to a queue or topic (a progress bar when sending many)."""
     import sys
@@ -374,7 +452,7 @@ def send(
     target = _destination(destination)
     text = sys.stdin.read() if body is None else body
     typed = [_selector_property(option) for option in properties or []]
-    with _connect(url, user, password) as connection:
+    with _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection:
         session = connection.create_session()
         producer = session.create_producer(target)
         producer.set_delivery_mode(
@@ -419,13 +497,16 @@ def receive(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Receive (and acknowledge) messages, printing their bodies; exit 1 if none arrived."""
     from rich.progress import Progress
 
     source = _destination(destination)
     received = 0
-    with _connect(url, user, password) as connection:
+    with _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection:
         connection.start()
         try:
             consumer = connection.create_session().create_consumer(source, selector)
@@ -454,6 +535,9 @@ def browse(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """List the messages a queue holds, without consuming them."""
     import itertools
@@ -467,7 +551,7 @@ def browse(
     table = Table(title=f"{target}")
     for column in ("JMSMessageID", "priority", "redelivered", "properties", "body"):
         table.add_column(column, overflow="fold")
-    with _connect(url, user, password) as connection:
+    with _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection:
         try:
             browser = connection.create_session().create_browser(target, selector)
             for message in itertools.islice(browser, limit):
@@ -486,13 +570,13 @@ def browse(
     Console().print(table)
 
 
-def _admin(url: str, user: str | None, password: str | None) -> Any:
+def _admin(url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None) -> Any:
     from jms.client.stomp_transport import parse_stomp_url
     from jms.stomp.admin import AdminClient
 
     try:
-        host, port = parse_stomp_url(url)
-        return AdminClient(host, port, user=user, password=password)
+        host, port, _ = parse_stomp_url(url)
+        return AdminClient(host, port, user=user, password=password, ssl_context=tls)
     except jms.JMSException as error:
         raise _fail(str(error)) from None
 
@@ -505,6 +589,9 @@ def stats(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Queues and topic subscriptions with depth, consumers and in/out rates, in a table."""
     import time
@@ -512,7 +599,7 @@ def stats(
     from rich.console import Console
     from rich.table import Table
 
-    with _admin(url, user, password) as admin:
+    with _admin(url, user, password, _ssl_context(url, ca, cert, key)) as admin:
         try:
             first = admin.stats()
             time.sleep(max(0.0, interval_s))
@@ -562,12 +649,15 @@ def purge(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Delete every message of a queue that is not delivered to a consumer right now."""
     target = _destination(queue)
     if not isinstance(target, jms.Queue):
         raise _fail(f"only queues can be purged, not {target}")
-    with _admin(url, user, password) as admin:
+    with _admin(url, user, password, _ssl_context(url, ca, cert, key)) as admin:
         try:
             purged = admin.purge(target.name)
         except jms.JMSException as error:
@@ -623,6 +713,9 @@ def pipeline(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Run a Spark job from a destination to Parquet files or to another destination.
 
@@ -663,6 +756,9 @@ def pipeline(
             client_id=client_id,
             user=user,
             password=password,
+            ca=None if ca is None else str(ca),
+            cert=None if cert is None else str(cert),
+            key=None if key is None else str(key),
             max_offsets_per_trigger=max_per_trigger,
         )
         check_broker(spec)

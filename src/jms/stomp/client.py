@@ -5,7 +5,9 @@ It connects (CONNECT, then CONNECTED or ERROR within a timeout), writes frames f
 came back), and reads on its own thread: MESSAGE frames go to ``on_message``, RECEIPTs release
 their ``request``, and an ERROR, a closed socket or a server silent past its heart-beat promise
 end the connection — every waiting ``request`` raises, and ``on_lost`` is told once, unless the
-application closed the connection itself. It sends heart-beats while idle. There is no
+application closed the connection itself. It sends heart-beats while idle. Given an
+``ssl_context`` it speaks TLS and verifies the server as that context says (certificate and
+host name, by default); a server it cannot verify is refused with the reason. There is no
 reconnect: a lost connection stays lost. It never interprets messages or subscriptions: that is
 the transport's job above it (``jms.client.stomp_transport``).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import itertools
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -76,8 +79,9 @@ class StompClient:
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
         on_message: Callable[[Frame], None] = lambda frame: None,
         on_lost: Callable[[JMSException], None] = lambda error: None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        self.where = f"stomp://{host}:{port}"
+        self.where = f"stomp{'' if ssl_context is None else '+ssl'}://{host}:{port}"
         self._on_message = on_message
         self._on_lost = on_lost
         self._write_lock = threading.Lock()
@@ -96,6 +100,8 @@ class StompClient:
             ) from error
         try:
             self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if ssl_context is not None:
+                self._socket = self._start_tls(ssl_context, host)
             self.connected = self._handshake(
                 login, passcode, client_id, extra_headers, heart_beat, connect_timeout_s
             )
@@ -115,6 +121,28 @@ class StompClient:
             target=self._read_loop, name=f"jms-stomp-reader[{self.where}]", daemon=True
         )
         self._reader.start()
+
+    def _start_tls(self, context: ssl.SSLContext, host: str) -> socket.socket:
+        try:
+            return context.wrap_socket(self._socket, server_hostname=host)
+        except ssl.SSLCertVerificationError as error:
+            raise JMSException(
+                f"refusing {self.where}: its TLS certificate cannot be verified: "
+                f"{error.verify_message}{_verify_hint(error)}",
+                linked_exception=error,
+            ) from error
+        except ssl.SSLError as error:
+            raise JMSException(
+                f"the TLS handshake with {self.where} failed: {error.reason or error} (is it a "
+                "TLS port? a plain STOMP port is a stomp:// URL)",
+                linked_exception=error,
+            ) from error
+        except OSError as error:
+            raise JMSException(
+                f"the TLS handshake with {self.where} failed: {error.strerror or error} (is it a "
+                "TLS port? a plain STOMP port is a stomp:// URL)",
+                linked_exception=error,
+            ) from error
 
     def _handshake(
         self,
@@ -145,8 +173,9 @@ class StompClient:
             except OSError as error:
                 raise JMSException(f"connecting to {self.where} failed: {error}") from error
             if not data:
+                hint = "" if isinstance(self._socket, ssl.SSLSocket) else " (a TLS port?)"
                 raise JMSException(
-                    f"{self.where} closed the connection instead of answering CONNECT"
+                    f"{self.where} closed the connection instead of answering CONNECT{hint}"
                 )
             try:
                 for event in self._parser.feed(data):
@@ -248,7 +277,9 @@ class StompClient:
         tick = min(periods) / 2000 if periods else None
         try:
             while not self._closed:
-                readable, _, _ = select.select([sock], [], [], tick)
+                # TLS may hold decrypted bytes the socket no longer shows as readable.
+                pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
+                readable = pending or select.select([sock], [], [], tick)[0]
                 if readable:
                     data = sock.recv(_READ_SIZE)
                     if not data:
@@ -275,11 +306,12 @@ class StompClient:
             )
         send_ms = self.heart_beat.send_every_ms
         idle = send_ms and (now - self._last_write) * 1000 >= send_ms / 2
-        # Never block the reader: skip a beat when another thread is writing anyway.
+        # Never block the reader: skip a beat when another thread is writing anyway, or when
+        # the socket has no room for it (a TLS socket cannot send without blocking).
         if idle and self._write_lock.acquire(blocking=False):
             try:
-                with suppress(BlockingIOError):
-                    self._socket.send(b"\n", socket.MSG_DONTWAIT)
+                if select.select([], [self._socket], [], 0)[1]:
+                    self._socket.send(b"\n")
                     self._last_write = now
             finally:
                 self._write_lock.release()
@@ -320,3 +352,14 @@ class StompClient:
         if first and not self._closing:
             self._shut()
             self._on_lost(error)
+
+
+def _verify_hint(error: ssl.SSLCertVerificationError) -> str:
+    if error.verify_code in (2, 19, 20, 21):  # unknown issuer, self-signed somewhere in the chain
+        return (
+            " (its issuer is not in this client's trust store: for a private CA pass "
+            "ssl_context=ssl.create_default_context(cafile=CA_PEM), or --ca CA_PEM on the command line)"
+        )
+    if error.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
+        return " (connect with a host name the certificate names)"
+    return ""

@@ -29,7 +29,8 @@ from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException
 from jms.stomp.durability import DeferredStore
 from jms.stomp.metrics import MetricsServer
-from jms.stomp.server import DEFAULT_PORT, StompServer
+from jms.stomp.server import DEFAULT_PORT, DEFAULT_TLS_PORT, StompServer
+from jms.stomp.tls import ServerTls
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
 
@@ -50,13 +51,23 @@ DEFAULT_STORE = Path("jms-data")
 
 @dataclass(frozen=True, slots=True)
 class BrokerOptions:
-    """What ``jms broker`` runs. ``store`` None keeps messages in memory only."""
+    """What ``jms broker`` runs. ``store`` None keeps messages in memory only; ``port`` None
+    opens no plain STOMP listener; ``tls`` opens a TLS one on ``tls_port``."""
 
     store: Path | None = DEFAULT_STORE
     host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
+    port: int | None = DEFAULT_PORT
     config: Path | None = None
     metrics_port: int | None = None
+    tls: ServerTls | None = None
+    tls_port: int = DEFAULT_TLS_PORT
+
+    def __post_init__(self) -> None:
+        if self.port is None and self.tls is None:
+            raise ValueError(
+                "without a plain STOMP listener the broker needs a TLS one: give --tls-cert "
+                "and --tls-key"
+            )
 
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
@@ -113,12 +124,21 @@ def _describe_auth(options: BrokerOptions, security: Security) -> str:
     return f"{security.describe()} ({options.config})"
 
 
+def _describe_listeners(server: StompServer, tls: ServerTls | None) -> str:
+    described = []
+    for url in server.urls:
+        kind = tls.describe() if tls is not None and url.startswith("stomp+ssl://") else "plain"
+        described.append(f"{url} ({kind})")
+    return ", ".join(described)
+
+
 async def serve(
     options: BrokerOptions, stop: asyncio.Event, announce: Callable[[str], None]
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
     shutdown line. Errors opening the config or the store propagate before anything listens."""
     security, policies = read_config(options.config)
+    ssl_context = options.tls.context() if options.tls is not None else None
     loop = asyncio.get_running_loop()
     if options.store is None:
         store = DeferredStore(MemoryStore())
@@ -143,13 +163,20 @@ async def serve(
         if pattern != "*":
             broker.set_policy(pattern, policy)
     server = StompServer(
-        broker, host=options.host, port=options.port, security=security, store=store
+        broker,
+        host=options.host,
+        port=options.port,
+        tls_port=options.tls_port,
+        ssl_context=ssl_context,
+        security=security,
+        store=store,
     )
     metrics: MetricsServer | None = None
     try:
         await server.start()
         parts = [
-            f"jms broker {server.server_header.partition('/')[2]} listening on {server.url}",
+            f"jms broker {server.server_header.partition('/')[2]} listening on "
+            + _describe_listeners(server, options.tls),
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
         ]

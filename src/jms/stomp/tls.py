@@ -4,7 +4,7 @@ start, with errors that say which file and what is wrong in one line.
 ``ServerTls(cert, key, client_ca=..., client_certificates=...)`` is the broker side: ``context()``
 builds the server context every TLS listener shares (the STOMP one here, and HTTPS/WSS through
 aiohttp's ``ssl_context=``), after proving the certificate loads, matches its key and is within
-its validity period. ``client_context(ca, cert, key)`` is a client's: it verifies the server's
+its validity period. ``client_ssl_context(ca, cert, key)`` is a client's: it verifies the server's
 certificate and host name against the system trust store, or ``ca`` for a private CA, and
 presents ``cert``/``key`` when given. ``certificate_subject`` is the RFC 4514 text of a verified
 peer certificate's subject, which the security config maps to users (``jms.broker.security``).
@@ -27,7 +27,7 @@ __all__ = [
     "ServerTls",
     "TlsConfigError",
     "certificate_subject",
-    "client_context",
+    "client_ssl_context",
 ]
 
 #: Short names of subject attributes, as RFC 4514 (and ActiveMQ's X500Principal) writes them.
@@ -64,10 +64,10 @@ def _no_password() -> str:
     raise _EncryptedKey
 
 
-def _load_chain(context: ssl.SSLContext, cert: Path, key: Path, cert_option: str) -> None:
-    for path, option in ((cert, cert_option), (key, cert_option.replace("cert", "key"))):
+def _load_chain(context: ssl.SSLContext, cert: Path, key: Path, whose: str) -> None:
+    for path, what in ((cert, "certificate"), (key, "key")):
         if not path.is_file():
-            raise TlsConfigError(f"{option} {path}: no such file")
+            raise TlsConfigError(f"{whose} {what} {path}: no such file")
     try:
         context.load_cert_chain(cert, key, password=_no_password)
     except _EncryptedKey:
@@ -93,7 +93,7 @@ def _check_usable(cert: Path, key: Path) -> None:
     proves it loads, matches its key and is within its validity period (ssl has no public way
     to read a certificate's dates other than verifying it)."""
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    _load_chain(server, cert, key, "--tls-cert")
+    _load_chain(server, cert, key, "--tls-cert/--tls-key: the")
     probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     probe.check_hostname = False
     probe.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN  # the leaf itself is the trust anchor
@@ -149,7 +149,7 @@ class ServerTls:
         _check_usable(self.cert, self.key)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
-        _load_chain(context, self.cert, self.key, "--tls-cert")
+        _load_chain(context, self.cert, self.key, "--tls-cert/--tls-key: the")
         if self.client_ca is not None:
             if not self.client_ca.is_file():
                 raise TlsConfigError(f"--tls-client-ca {self.client_ca}: no such file")
@@ -174,24 +174,24 @@ class ServerTls:
         return f"TLS, client certificates {self.client_certificates.value}"
 
 
-def client_context(
-    ca: Path | None = None, cert: Path | None = None, key: Path | None = None
+def client_ssl_context(
+    ca: str | Path | None = None, cert: str | Path | None = None, key: str | Path | None = None
 ) -> ssl.SSLContext:
     """A client's context: verifies the server's certificate and host name against ``ca`` (PEM)
     or the system trust store, and presents ``cert``/``key`` when given (both or neither)."""
     if (cert is None) != (key is None):
-        raise TlsConfigError("a client certificate needs both --cert and --key")
-    if ca is not None and not ca.is_file():
-        raise TlsConfigError(f"--ca {ca}: no such file")
+        raise TlsConfigError("a client certificate needs both its certificate and its key file")
+    if ca is not None and not Path(ca).is_file():
+        raise TlsConfigError(f"CA file {ca}: no such file")
     try:
         context = ssl.create_default_context(cafile=ca)
     except ssl.SSLError as error:
         raise TlsConfigError(
-            f"--ca {ca}: not PEM CA certificates (OpenSSL: {error.reason or error})"
+            f"CA file {ca}: not PEM CA certificates (OpenSSL: {error.reason or error})"
         ) from None
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert is not None and key is not None:
-        _load_chain(context, cert, key, "--cert")
+        _load_chain(context, Path(cert), Path(key), "the client")
     return context
 
 
