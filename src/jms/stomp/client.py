@@ -173,7 +173,11 @@ class StompClient:
             except OSError as error:
                 raise JMSException(f"connecting to {self.where} failed: {error}") from error
             if not data:
-                hint = "" if isinstance(self._socket, ssl.SSLSocket) else " (a TLS port?)"
+                hint = (
+                    " (so a broker refuses this client's certificate, or the lack of one)"
+                    if isinstance(self._socket, ssl.SSLSocket)
+                    else " (a TLS port?)"
+                )
                 raise JMSException(
                     f"{self.where} closed the connection instead of answering CONNECT{hint}"
                 )
@@ -360,6 +364,6 @@ def _verify_hint(error: ssl.SSLCertVerificationError) -> str:
             " (its issuer is not in this client's trust store: for a private CA pass "
             "ssl_context=ssl.create_default_context(cafile=CA_PEM), or --ca CA_PEM on the command line)"
         )
-    if error.verify_code == 62:  # X509_V_ERR_HOSTNAME_MISMATCH
+    if error.verify_code in (62, 64):  # X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
         return " (connect with a host name the certificate names)"
     return ""
