@@ -8,6 +8,7 @@ start; failed logins slow down their client address."""
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import ssl
 import time
@@ -28,6 +29,7 @@ from jms.errors import JMSException, JMSSecurityException
 from jms.stomp.tls import ClientCertificates, ServerTls, TlsConfigError
 from tests.certificates import CLIENT_SUBJECT, Certificates, make_certificates
 from tests.stomp.serving import ServedBroker
+from tests.stomp.test_stomp_cli import _broker_process
 
 
 @pytest.fixture(scope="module")
@@ -308,3 +310,42 @@ def test_a_login_that_would_wait_past_the_connect_timeout_is_refused_at_once(
         ):
             factory.create_connection("alice", "secret")
         assert time.monotonic() - started < 1.0
+
+
+def test_the_command_line_over_tls(certificates: Certificates, tmp_path: Path) -> None:
+    config = tmp_path / "broker.toml"
+    config.write_text(
+        f'allow_anonymous = false\n[users.orders]\ncertificate = "{CLIENT_SUBJECT}"\n'
+        '[[permissions]]\ndestination = "*"\nsend = ["orders"]\nreceive = ["orders"]\n'
+        'browse = ["orders"]\nadmin = ["orders"]\n'
+    )
+    server_files = ("--tls-cert", str(certificates.server_cert))
+    server_files += ("--tls-key", str(certificates.server_key))
+    with _broker_process(
+        *("--memory", "--port", "0", "--tls-port", "0", "--config", str(config)),
+        *(*server_files, "--tls-client-ca", str(certificates.ca), "--tls-client-certs", "required"),
+    ) as (process, line):
+        found = re.search(
+            r"listening on stomp://127\.0\.0\.1:\d+ \(plain\), "
+            r"stomp\+ssl://127\.0\.0\.1:(\d+) \(TLS, client certificates required\) \|",
+            line,
+        )
+        assert found, line
+        url = f"stomp+ssl://localhost:{found.group(1)}"
+        client = ("--url", url, "--ca", str(certificates.ca))
+        client += ("--cert", str(certificates.client_cert), "--key", str(certificates.client_key))
+        runner = CliRunner()
+        sent = runner.invoke(app, ["send", "orders", "over TLS", *client])
+        assert sent.exit_code == 0, sent.output
+        stats = runner.invoke(app, ["stats", "--interval", "0.1", *client], env={"COLUMNS": "200"})
+        assert stats.exit_code == 0 and "queue://orders" in stats.output, stats.output
+        received = runner.invoke(app, ["receive", "orders", *client])
+        assert received.exit_code == 0 and received.output.splitlines()[0] == "over TLS"
+        untrusted = runner.invoke(app, ["receive", "orders", "--url", url])
+        assert untrusted.exit_code == 1 and "cannot be verified" in untrusted.output
+        plain = runner.invoke(
+            app, ["receive", "orders", "--url", "stomp://127.0.0.1:1", *client[2:]]
+        )
+        assert plain.exit_code == 1
+        assert "--ca, --cert, --key: for stomp+ssl:// URLs only" in plain.output
+        assert process.poll() is None

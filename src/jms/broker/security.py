@@ -52,6 +52,7 @@ __all__ = [
     "Security",
     "SecurityConfigError",
     "hash_password",
+    "subject_key",
     "verify_password",
 ]
 
