@@ -113,33 +113,13 @@ _SELECTOR_HEADER_SETTERS: dict[str, tuple[str, Callable[[str], object]]] = {
 
 
 def _selector_property(option: str) -> tuple[str, object]:
-    """``name=type:value`` (type: boolean byte short int long float double string) or
-    ``name=value`` for a String, as ``--property`` takes it."""
+    """``--property``'s ``name=type:value`` (``jms.types.parse_property_assignment``)."""
     from jms import types
 
-    parsers: dict[str, Callable[[str], object]] = {
-        "byte": types.parse_byte,
-        "short": types.parse_short,
-        "int": types.parse_int,
-        "long": types.parse_long,
-        "float": types.parse_float,
-        "double": types.parse_double,
-        "string": str,
-    }
-    name, equals, spec = option.partition("=")
-    if not equals or not name:
-        raise typer.BadParameter(f"{option!r} is not name=type:value (e.g. weight=int:3000)")
-    kind, colon, raw = spec.partition(":")
-    if colon and kind == "boolean":
-        if raw.lower() not in ("true", "false"):
-            raise typer.BadParameter(f"{option!r}: a boolean is true or false")
-        return name, raw.lower() == "true"
-    if colon and kind in parsers:
-        try:
-            return name, parsers[kind](raw)
-        except ValueError as error:
-            raise typer.BadParameter(f"{option!r}: {error}") from None
-    return name, spec
+    try:
+        return types.parse_property_assignment(option)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
 
 
 def _selector_message(properties: list[str], headers: list[str]) -> jms.Message:
@@ -304,6 +284,22 @@ def broker(
             "--metrics-port", help="Serve Prometheus metrics on http://HOST:PORT/metrics."
         ),
     ] = None,
+    http_port: Annotated[
+        int | None,
+        typer.Option(
+            "--http-port",
+            help="Serve STOMP over WebSocket (ws://HOST:PORT/stomp), metrics (/metrics) and the "
+            "web console (/) on one HTTP port (0: any free port).",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="A site (https://app.example) whose pages may open ws://HOST:PORT/stomp; "
+            "'*' for any. Repeatable. Pages of other sites are refused.",
+        ),
+    ] = None,
     tls_cert: Annotated[
         Path | None,
         typer.Option("--tls-cert", help="PEM certificate (chain) of the TLS listener."),
@@ -346,6 +342,8 @@ def broker(
             port=None if tls_only else port,
             config=config,
             metrics_port=metrics_port,
+            http_port=http_port,
+            allowed_origins=tuple(allow_origin or ()),
             tls=_server_tls(tls_cert, tls_key, tls_client_ca, tls_client_certs),
             tls_port=tls_port,
         )

@@ -46,6 +46,7 @@ __all__ = [
     "parse_float",
     "parse_int",
     "parse_long",
+    "parse_property_assignment",
     "parse_short",
     "round_to_float32",
     "to_java_string",
@@ -507,3 +508,34 @@ def is_selector_identifier(name: object) -> bool:
     if name.isascii() and _ASCII_IDENTIFIER.fullmatch(name):
         return True
     return is_java_letter(name[0]) and all(map(is_java_letter_or_digit, name[1:]))
+
+
+_PROPERTY_PARSERS: Final = {
+    "byte": parse_byte,
+    "short": parse_short,
+    "int": parse_int,
+    "long": parse_long,
+    "float": parse_float,
+    "double": parse_double,
+    "string": str,
+}
+
+
+def parse_property_assignment(option: str) -> tuple[str, object]:
+    """``name=type:value`` (type: boolean byte short int long float double string) or
+    ``name=value`` for a String, as ``jms send --property`` and the web console take a property:
+    its name and typed value. ``ValueError`` says which part of ``option`` is wrong."""
+    name, equals, spec = option.partition("=")
+    if not equals or not name:
+        raise ValueError(f"{option!r} is not name=type:value (e.g. weight=int:3000)")
+    kind, colon, raw = spec.partition(":")
+    if colon and kind == "boolean":
+        if raw.lower() not in ("true", "false"):
+            raise ValueError(f"{option!r}: a boolean is true or false")
+        return name, raw.lower() == "true"
+    if colon and kind in _PROPERTY_PARSERS:
+        try:
+            return name, _PROPERTY_PARSERS[kind](raw)
+        except ValueError as error:
+            raise ValueError(f"{option!r}: {error}") from None
+    return name, spec

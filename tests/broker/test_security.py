@@ -88,6 +88,20 @@ def test_permissions_longest_pattern_decides() -> None:
     assert Security.open().allows(ANONYMOUS, Action.ADMIN, "queue://x")  # no rules: all allowed
 
 
+def test_who_administers_anything() -> None:
+    security = _security(
+        allow_anonymous=True,
+        permissions=[
+            {"destination": "queue://orders.*", "admin": ["alice"], "send": ["*"]},
+            {"destination": "topic://*", "admin": [ANONYMOUS]},
+        ],
+    )
+    assert security.administers_any("alice")
+    assert security.administers_any(ANONYMOUS)
+    assert not security.administers_any("bob")  # may send, administers nothing
+    assert Security.open().administers_any(ANONYMOUS)  # no rules: everyone
+
+
 @pytest.mark.parametrize(
     ("config", "complaint"),
     [

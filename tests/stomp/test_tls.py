@@ -28,8 +28,7 @@ from jms.client import client_ssl_context
 from jms.errors import JMSException, JMSSecurityException
 from jms.stomp.tls import ClientCertificates, ServerTls, TlsConfigError
 from tests.certificates import CLIENT_SUBJECT, Certificates, make_certificates
-from tests.stomp.serving import ServedBroker
-from tests.stomp.test_stomp_cli import _broker_process
+from tests.stomp.serving import ServedBroker, broker_process
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +320,7 @@ def test_the_command_line_over_tls(certificates: Certificates, tmp_path: Path) -
     )
     server_files = ("--tls-cert", str(certificates.server_cert))
     server_files += ("--tls-key", str(certificates.server_key))
-    with _broker_process(
+    with broker_process(
         *("--memory", "--port", "0", "--tls-port", "0", "--config", str(config)),
         *(*server_files, "--tls-client-ca", str(certificates.ca), "--tls-client-certs", "required"),
     ) as (process, line):

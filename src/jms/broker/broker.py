@@ -848,22 +848,18 @@ class Broker:
                 best = entry.seq
             first_paged = queue.first_paged()
             key = queue.store_key
-        if first_paged is None or key is None:
+            all_due = queue.paged_all_due_at(now)
+        if first_paged is None or key is None or all_due:
             return best
         _await(self._store.submit(()))
         start = max(start_seq, first_paged)
         stop = upper if best is None else min(upper, best - 1)
         while start <= stop:
-            # The times are in the fixed header: only a message not yet due is decoded, and only
-            # to evaluate a selector.
-            page = self._store.read_encoded_entries(key, start, stop, DEFAULT_BROWSE_PAGE)
+            # Only a message not yet due is decoded, and only to evaluate a selector.
+            page = self._store.read_not_due_entries(key, start, stop, now, DEFAULT_BROWSE_PAGE)
             for stored in page:
-                expiration, delivery_time = header_times(stored.data)
-                if delivery_time <= now or (expiration and expiration <= now):
-                    continue
-                if compiled is not None and not compiled.matches(decode(stored.data)):
-                    continue
-                return stored.seq
+                if compiled is None or compiled.matches(decode(stored.data)):
+                    return stored.seq
             if len(page) < DEFAULT_BROWSE_PAGE:
                 break
             start = page[-1].seq + 1
@@ -1165,6 +1161,11 @@ class Broker:
         work.paging.add(queue)
         return len(entries) + paged
 
+    def topics(self) -> list[Topic]:
+        """Every topic the broker knows (sent to or subscribed to), temporary ones included."""
+        with self._lock:
+            return [state.destination for state in self._topics.values()]
+
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
         with self._lock:
@@ -1182,6 +1183,7 @@ class Broker:
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
+                    dead_letter_queue=self._is_dead_letter_queue(q),
                 )
                 for q in queues
             ]
@@ -1570,7 +1572,7 @@ class Broker:
                 and window is not None
                 and (queue.paged or queue.waiting >= window)
             ):
-                queue.page_out(seq)
+                queue.page_out(seq, message._delivery_time)
                 continue
             entry = Entry(seq, message, stored=stored_here, gate=None if stored_here else gate)
             self._admit(queue, entry, work)
@@ -1890,7 +1892,7 @@ class Broker:
         while True:
             seqs = self._store.read_sequences(key, start, _SEQUENCE_PAGE)
             for seq in seqs:
-                queue.page_out(seq)
+                queue.page_out(seq, None)
             if len(seqs) < _SEQUENCE_PAGE:
                 return
             start = seqs[-1] + 1

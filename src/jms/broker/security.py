@@ -352,6 +352,13 @@ class Security:
         """The name permissions know an authenticated client by."""
         return user if user else ANONYMOUS
 
+    def administers_any(self, principal: str) -> bool:
+        """Whether some permission rule grants ``principal`` ``admin`` (every principal has it
+        without rules): who may use the web console at all."""
+        return not self._permissions or any(
+            p.allows(principal, Action.ADMIN) for p in self._permissions
+        )
+
     def allows(self, principal: str, action: Action, destination: str) -> bool:
         """Whether ``principal`` may ``action`` the destination with text form ``destination``
         (``queue://orders``). Temporary destinations are not subject to permissions."""

@@ -15,6 +15,7 @@ delivery decisions are the broker's.
 
 from jms.broker.staging import BatchMarker, StagedRange
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.context import JMSConsumer, JMSContext, JMSProducer
@@ -30,6 +31,7 @@ from jms.stomp.tls import TlsConfigError, client_ssl_context
 __all__ = [
     "BatchMarker",
     "ClientOptions",
+    "CompletionListener",
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",

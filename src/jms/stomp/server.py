@@ -73,7 +73,7 @@ from jms.selector import Selector
 from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState
 from jms.stomp.durability import CompletionWaiter, DeferredStore
 from jms.stomp.errors import StompProtocolError
-from jms.stomp.frames import Frame, HeartBeat, Version, receipt_frame
+from jms.stomp.frames import FRAME_END, Frame, HeartBeat, Version, receipt_frame
 from jms.stomp.mapping import (
     JMS_MESSAGE_CONTENT_TYPE,
     MessageFrames,
@@ -90,6 +90,7 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_TLS_PORT",
     "EXTENSIONS_HEADER",
+    "MAX_BODY_HEADER",
     "STOMP_DEFAULT_PREFETCH",
     "ServerCounters",
     "StompServer",
@@ -105,6 +106,8 @@ DEFAULT_TLS_PORT: Final = 61614
 STOMP_DEFAULT_PREFETCH: Final = 1000
 #: CONNECT/CONNECTED header by which a ``jms`` client and server agree on the jms extensions.
 EXTENSIONS_HEADER: Final = "jms-extensions"
+#: CONNECTED header (with the jms extensions): the largest frame body this server takes.
+MAX_BODY_HEADER: Final = "jms-max-body"
 _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
@@ -267,6 +270,14 @@ class StompServer:
         await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
         self._waiter = None
         self._servers.clear()
+
+    def connection_protocol(self) -> asyncio.Protocol:
+        """A new client connection for a transport other than this server's own listener (the
+        WebSocket endpoint of ``jms.web``): the same frame handling, security, limits and
+        heart-beats, counted among this server's connections."""
+        if self._waiter is None:
+            raise IllegalStateException("the StompServer is not started")
+        return _ClientConnection(self)
 
     def _next_session_id(self) -> str:
         return f"{self._instance}-{next(self._connection_numbers)}"
@@ -601,7 +612,11 @@ class _ClientConnection(asyncio.Protocol):
             return
         self._broker_id = done.result()
         self._principal = self._security.principal(self._certificate_user() or login)
-        extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION),) if self._extensions else ()
+        extra = ()
+        if self._extensions:
+            # A jms client refuses a message too large for this server before sending it.
+            max_body = str(self._server.limits.max_body_bytes)
+            extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION), (MAX_BODY_HEADER, max_body))
         self._write(
             self._conn.accept(
                 session=self._session_id, server=self._server.server_header, extra_headers=extra
@@ -1303,7 +1318,7 @@ class _ClientConnection(asyncio.Protocol):
         )
         frame = [self._conn.message_head(headers, size)]
         frame += packed_parts(seqs, messages)
-        frame.append(b"\0")
+        frame.append(FRAME_END)
         self._write_parts(frame)
 
     def _on_unsubscribe(self, frame: Frame) -> None:

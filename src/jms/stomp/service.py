@@ -1,5 +1,5 @@
 """``jms broker``: a broker process — the embedded durable store, the STOMP server in front of
-it, optional Prometheus metrics — started with one clear line and stopped cleanly on a signal.
+it, optional HTTP (STOMP over WebSocket, metrics, the web console) — started with one clear line and stopped cleanly on a signal.
 
 ``BrokerOptions`` says what to run; ``serve(options, stop, announce)`` runs it until ``stop`` is
 set (``announce`` gets the startup line once the port is bound); ``run(options)`` does that in a
@@ -28,11 +28,11 @@ from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException
 from jms.stomp.durability import DeferredStore
-from jms.stomp.metrics import MetricsServer
 from jms.stomp.server import DEFAULT_PORT, DEFAULT_TLS_PORT, StompServer
 from jms.stomp.tls import ServerTls
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
+from jms.web import HttpServer
 
 __all__ = [
     "BROKER_GC_THRESHOLD",
@@ -59,6 +59,8 @@ class BrokerOptions:
     port: int | None = DEFAULT_PORT
     config: Path | None = None
     metrics_port: int | None = None
+    http_port: int | None = None
+    allowed_origins: tuple[str, ...] = ()
     tls: ServerTls | None = None
     tls_port: int = DEFAULT_TLS_PORT
 
@@ -171,7 +173,7 @@ async def serve(
         security=security,
         store=store,
     )
-    metrics: MetricsServer | None = None
+    http_servers: list[HttpServer] = []
     try:
         await server.start()
         parts = [
@@ -180,17 +182,27 @@ async def serve(
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
         ]
+        if options.http_port is not None:
+            http = HttpServer(
+                server, options.host, options.http_port, allowed_origins=options.allowed_origins
+            )
+            http_servers.append(http)
+            await http.start()
+            parts.append(
+                f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
+            )
         if options.metrics_port is not None:
-            metrics = MetricsServer(server, options.host, options.metrics_port)
+            metrics = HttpServer(server, options.host, options.metrics_port, console=False)
+            http_servers.append(metrics)
             await metrics.start()
-            parts.append(f"metrics: {metrics.url}")
+            parts.append(f"metrics: {metrics.url}/metrics")
         announce(" | ".join(parts))
         await stop.wait()
     finally:
         connections = server.connection_count
-        if metrics is not None:
-            await metrics.close()
-        await server.close()
+        await server.close()  # its WebSocket connections too
+        for http in http_servers:
+            await http.close()
         await loop.run_in_executor(None, broker.close)
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
 
