@@ -28,6 +28,7 @@ class Certificates:
     server_key: Path
     localhost_only_cert: Path  # names only localhost: 127.0.0.1 does not match it
     expired_cert: Path
+    encrypted_key: Path  # server_key under the passphrase "secret"
     client_cert: Path
     client_key: Path
     other_ca: Path
@@ -117,12 +118,18 @@ def make_certificates(directory: Path) -> Certificates:
     other_cert, other_key = _issue(
         directory, "other-client", "/O=Example/CN=orders-service", other_ca, extensions=client
     )
+    encrypted_key = directory / "encrypted.key"
+    _run(
+        "pkey", "-in", server_key, "-aes128", "-passout", "pass:secret", "-out", encrypted_key,
+        cwd=directory,
+    )  # fmt: skip
     return Certificates(
         ca=ca[0],
         server_cert=server_cert,
         server_key=server_key,
         localhost_only_cert=localhost_only,
         expired_cert=expired,
+        encrypted_key=encrypted_key,
         client_cert=client_cert,
         client_key=client_key,
         other_ca=other_ca[0],

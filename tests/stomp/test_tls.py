@@ -25,7 +25,8 @@ from jms.broker import Broker
 from jms.broker.security import LoginThrottle, Security, hash_password
 from jms.cli import app
 from jms.client import client_ssl_context
-from jms.errors import JMSException, JMSSecurityException
+from jms.errors import IllegalStateException, JMSException, JMSSecurityException
+from jms.stomp.server import StompServer
 from jms.stomp.tls import ClientCertificates, ServerTls, TlsConfigError
 from tests.certificates import CLIENT_SUBJECT, Certificates, make_certificates
 from tests.stomp.serving import ServedBroker, broker_process
@@ -143,11 +144,8 @@ def test_an_unverifiable_server_is_refused_with_the_reason(
                 f"stomp+ssl://127.0.0.1:{port}", ssl_context=trusted
             ).create_connection()
         _send(f"stomp+ssl://localhost:{port}", Queue("verified"), ssl_context=trusted)
-        with pytest.raises(IllegalStateExceptionType, match="no plain STOMP listener"):
+        with pytest.raises(IllegalStateException, match="no plain STOMP listener"):
             _ = server.port
-
-
-IllegalStateExceptionType = JMSException  # IllegalStateException's base, as the client sees it
 
 
 def test_tls_options_never_downgrade_silently(certificates: Certificates) -> None:
@@ -227,6 +225,7 @@ def test_a_client_certificate_logs_in_as_its_user_whose_permissions_apply(
         ("server_cert", "client_key", r"client.key is not the private key of the certificate"),
         ("ca", "ca", r"not a PEM certificate and its PEM private key|not the private key"),
         ("server_cert", "missing", r"--tls-key: the key .*missing: no such file"),
+        ("server_cert", "encrypted_key", r"encrypted.key: the private key is encrypted"),
     ],
 )
 def test_unusable_server_certificates_are_one_line_errors_at_start(
@@ -348,3 +347,17 @@ def test_the_command_line_over_tls(certificates: Certificates, tmp_path: Path) -
         assert plain.exit_code == 1
         assert "--ca, --cert, --key: for stomp+ssl:// URLs only" in plain.output
         assert process.poll() is None
+
+
+def test_a_server_needs_a_listener_and_says_which_it_lacks(broker: Broker) -> None:
+    with pytest.raises(ValueError, match="needs a port, an ssl_context, or both"):
+        StompServer(broker, port=None)
+    with pytest.raises(IllegalStateException, match="not listening"):
+        _ = StompServer(broker).url
+    runner = CliRunner()
+    result = runner.invoke(app, ["broker", "--memory", "--tls-only"])
+    assert (
+        result.exit_code == 1 and "needs a TLS one: give --tls-cert and --tls-key" in result.output
+    )
+    result = runner.invoke(app, ["broker", "--memory", "--tls-cert", "server.pem"])
+    assert result.exit_code == 1 and "needs both --tls-cert and --tls-key" in result.output

@@ -241,6 +241,8 @@ class StompServer:
     @property
     def urls(self) -> list[str]:
         """Every listener's URL, plain first."""
+        if not self._servers:
+            raise IllegalStateException("the server is not listening")
         return [
             f"stomp+ssl://{self.host}:{self.tls_port}"
             if tls

@@ -101,17 +101,22 @@ def _check_usable(cert: Path, key: Path) -> None:
     server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
     server_side = server.wrap_bio(server_in, server_out, server_side=True)
     client_side = probe.wrap_bio(client_in, client_out)
-    for _ in range(10):
-        try:
-            client_side.do_handshake()
-            return
-        except ssl.SSLCertVerificationError as error:
-            raise TlsConfigError(f"--tls-cert {cert}: {_verify_reason(error)}") from None
-        except ssl.SSLWantReadError:
-            server_in.write(client_out.read())
-        with suppress(ssl.SSLWantReadError):
-            server_side.do_handshake()
-        client_in.write(server_out.read())
+    try:
+        for _ in range(10):
+            try:
+                client_side.do_handshake()
+                return
+            except ssl.SSLWantReadError:
+                server_in.write(client_out.read())
+            with suppress(ssl.SSLWantReadError):
+                server_side.do_handshake()
+            client_in.write(server_out.read())
+    except ssl.SSLCertVerificationError as error:
+        raise TlsConfigError(f"--tls-cert {cert}: {_verify_reason(error)}") from None
+    except ssl.SSLError as error:
+        raise TlsConfigError(
+            f"--tls-cert {cert}: a TLS handshake with it fails: {error.reason or error}"
+        ) from None
     raise TlsConfigError(f"--tls-cert {cert}: a TLS handshake with it does not complete")
 
 
