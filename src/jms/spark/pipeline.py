@@ -16,6 +16,7 @@ Apart from that check, this module only composes DataFrames; reading and writing
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 import uuid
@@ -138,7 +139,7 @@ def check_broker(pipeline: Pipeline) -> None:
         raise ValueError(f"{error.reason}; check --user and --password") from None
     except JMSException as error:
         cause = error.get_linked_exception()
-        if isinstance(cause, OSError):
+        if isinstance(cause, OSError) and not isinstance(cause, ssl.SSLError):
             reason = (cause.strerror or str(cause)).lower()
             raise ValueError(
                 f"cannot reach the broker at {pipeline.url} ({reason}); "
