@@ -11,6 +11,7 @@ import logging
 import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import suppress
@@ -361,3 +362,32 @@ def test_a_server_needs_a_listener_and_says_which_it_lacks(broker: Broker) -> No
     )
     result = runner.invoke(app, ["broker", "--memory", "--tls-cert", "server.pem"])
     assert result.exit_code == 1 and "needs both --tls-cert and --tls-key" in result.output
+
+
+def test_one_tls_connection_carries_large_messages_both_ways_at_once(
+    broker: Broker, certificates: Certificates
+) -> None:
+    """The reader thread takes deliveries while the application sends large messages on the
+    same connection: TLS records split across reads, writes that wait for room, one lock."""
+    count, body = 200, "x" * 65536
+    with _serve(broker, ServerTls(certificates.server_cert, certificates.server_key)) as served:
+        assert served.server is not None
+        url = f"stomp+ssl://localhost:{served.server.tls_port}"
+        factory = ConnectionFactory(url, ssl_context=client_ssl_context(certificates.ca))
+        with factory.create_connection() as connection:
+            session = connection.create_session()
+            received: list[str] = []
+            done = threading.Event()
+
+            def on_message(message: Any) -> None:
+                received.append(message.get_body(str))
+                if len(received) == count:
+                    done.set()
+
+            session.create_consumer(Queue("duplex")).set_message_listener(on_message)
+            connection.start()
+            producer = connection.create_session().create_producer(Queue("duplex"))
+            for number in range(count):
+                producer.send(TextMessage(f"{number}:{body}"))
+            assert done.wait(60), len(received)
+    assert [text.partition(":")[0] for text in received] == [str(n) for n in range(count)]

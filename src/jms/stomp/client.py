@@ -21,8 +21,8 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
-from contextlib import suppress
-from typing import Final
+from contextlib import AbstractContextManager, nullcontext, suppress
+from typing import Any, Final
 
 import jms.errors
 from jms.errors import JMSException
@@ -35,6 +35,7 @@ __all__ = ["StompClient", "error_from_frame"]
 
 _READ_SIZE: Final = 256 * 1024
 _HEART_BEAT_TOLERANCE: Final = 2.0
+_TLS_WAIT_S: Final = 1.0  # longest wait for room to write before trying again
 
 
 def error_from_frame(frame: Frame, where: str) -> Exception:
@@ -130,7 +131,14 @@ class StompClient:
         except BaseException:
             self._socket.close()
             raise
-        self._socket.settimeout(None)
+        # OpenSSL must not read and write one connection at the same time: over TLS the socket
+        # is non-blocking and each read or write holds this lock (never while waiting).
+        self._tls_lock: AbstractContextManager[Any] = nullcontext()
+        if isinstance(self._socket, ssl.SSLSocket):
+            self._tls_lock = threading.Lock()
+            self._socket.setblocking(False)
+        else:
+            self._socket.settimeout(None)
         self.version = Version(self.connected.header("version") or "1.0")
         self._parser.version = self.version
         server_offer = HeartBeatOffer.parse(self.connected.header("heart-beat"))
@@ -232,12 +240,29 @@ class StompClient:
         self._check_usable()
         try:
             with self._write_lock:
-                self._socket.sendall(data)
+                self._send_all(data)
                 self._last_write = time.monotonic()
         except OSError as error:
             lost = JMSException(f"the connection to {self.where} was lost: {error}")
             self._lose(lost)
             raise lost from error
+
+    def _send_all(self, data: bytes) -> None:
+        """Write all of ``data`` (holding the write lock)."""
+        if not isinstance(self._socket, ssl.SSLSocket):
+            self._socket.sendall(data)
+            return
+        view = memoryview(data)
+        while view:
+            with self._tls_lock:
+                try:
+                    sent = self._socket.send(view)
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    sent = 0  # retried with the same bytes, as OpenSSL wants
+            if sent:
+                view = view[sent:]
+            else:
+                select.select([], [self._socket], [], _TLS_WAIT_S)
 
     def request(self, frame: Frame, timeout_s: float | None = None) -> Frame:
         """Write ``frame`` with a ``receipt`` header and wait for the RECEIPT (returned). An
@@ -320,11 +345,8 @@ class StompClient:
         tick = min(periods) / 2000 if periods else None
         try:
             while not self._closed:
-                # TLS may hold decrypted bytes the socket no longer shows as readable.
-                pending = isinstance(sock, ssl.SSLSocket) and sock.pending()
-                readable = pending or select.select([sock], [], [], tick)[0]
-                if readable:
-                    data = sock.recv(_READ_SIZE)
+                data = self._receive(sock, tick)
+                if data is not None:
                     if not data:
                         raise JMSException(f"{self.where} closed the connection")
                     self._last_read = time.monotonic()
@@ -339,6 +361,19 @@ class StompClient:
         except (OSError, ValueError) as error:
             self._lose(JMSException(f"the connection to {self.where} was lost: {error}"))
 
+    def _receive(self, sock: socket.socket, wait_s: float | None) -> bytes | None:
+        """What arrived within ``wait_s`` (None: nothing; ``b""``: the end of the stream)."""
+        with self._tls_lock:
+            # TLS may hold decrypted bytes the socket no longer shows as readable.
+            buffered = isinstance(sock, ssl.SSLSocket) and sock.pending()
+        if not buffered and not select.select([sock], [], [], wait_s)[0]:
+            return None
+        with self._tls_lock:
+            try:
+                return sock.recv(_READ_SIZE)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return None  # a part of a TLS record: the rest is on its way
+
     def _keep_alive(self) -> None:
         now = time.monotonic()
         expect_ms = self.heart_beat.expect_every_ms
@@ -350,11 +385,11 @@ class StompClient:
         send_ms = self.heart_beat.send_every_ms
         idle = send_ms and (now - self._last_write) * 1000 >= send_ms / 2
         # Never block the reader: skip a beat when another thread is writing anyway, or when
-        # the socket has no room for it (a TLS socket cannot send without blocking).
+        # the socket has no room for it (then a TLS write could not finish either).
         if idle and self._write_lock.acquire(blocking=False):
             try:
                 if select.select([], [self._socket], [], 0)[1]:
-                    self._socket.send(b"\n")
+                    self._send_all(b"\n")
                     self._last_write = now
             finally:
                 self._write_lock.release()
