@@ -96,10 +96,11 @@ def test_who_administers_anything() -> None:
             {"destination": "topic://*", "admin": [ANONYMOUS]},
         ],
     )
-    assert security.administers_any("alice")
-    assert security.administers_any(ANONYMOUS)
-    assert not security.administers_any("bob")  # may send, administers nothing
-    assert Security.open().administers_any(ANONYMOUS)  # no rules: everyone
+    assert security.grants_anywhere("alice", Action.ADMIN)
+    assert security.grants_anywhere(ANONYMOUS, Action.ADMIN)
+    assert not security.grants_anywhere("bob", Action.ADMIN)  # may send, administers nothing
+    assert security.grants_anywhere("bob", Action.SEND)
+    assert Security.open().grants_anywhere(ANONYMOUS, Action.ADMIN)  # no rules: everyone
 
 
 @pytest.mark.parametrize(

@@ -225,6 +225,19 @@ class _Work:
         self.paging: set[MessageQueue] = set()
 
 
+def _ranges_around(low: int, high: int, holes: list[int]) -> list[tuple[int, int]]:
+    """The ``(first, last)`` runs of ``low``..``high`` that leave out ``holes`` (ascending,
+    between ``low`` and ``high``)."""
+    runs = []
+    for hole in holes:
+        if low < hole:
+            runs.append((low, hole - 1))
+        low = hole + 1
+    if low <= high:
+        runs.append((low, high))
+    return runs
+
+
 class _PagedStaging:
     """What ``publish_staged`` read from the store before taking the lock: per range, the
     unstaged messages by sequence number; the paged-out markers' batch ids by sequence number;
@@ -1143,21 +1156,56 @@ class Broker:
             if queue is not None:
                 self._consume_between(queue, 1, seq, work)
 
+    def purge(self, connection_id: int, queue: Queue) -> int:
+        """Remove every message of ``queue`` not in flight to a consumer; return how many. They
+        count as purged, not as acknowledged. A queue this broker does not know (nothing was
+        sent to it and no consumer opened on it) is an ``InvalidDestinationException``."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            state = self._queues.get(str(queue))
+            if state is None:
+                raise InvalidDestinationException(
+                    f"{queue} does not exist on this broker: nothing was sent to it and no "
+                    "consumer opened on it (check the name)"
+                )
+            held = self._browse_source(connection, queue)
+            assert held is not None
+            work = _Work(self._clock())
+            purged = self._consume_between(held, 1, state.last_seq, work, purge=True)
+            completion = self._finish(work)
+        completion.wait()
+        return purged
+
     @staticmethod
-    def _consume_between(queue: MessageQueue, start_seq: int, end_seq: int, work: _Work) -> int:
+    def _consume_between(
+        queue: MessageQueue, start_seq: int, end_seq: int, work: _Work, *, purge: bool = False
+    ) -> int:
         """Consume every entry of ``queue`` numbered ``start_seq`` to ``end_seq`` not in flight,
-        paged-out ones too (as one range in the store); return how many."""
+        paged-out ones too (as one range in the store); return how many. They count as
+        acknowledged, or as purged with ``purge``."""
         entries = queue.entries_between(start_seq, end_seq)
         for entry in entries:
             queue.remove(entry)
-            if entry.stored:
-                assert queue.store_key is not None
-                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+        stored = [entry.seq for entry in entries if entry.stored]
         first_paged, last_paged, paged = queue.drop_paged_between(start_seq, end_seq)
         if paged:
+            stored += (first_paged, last_paged)
+        if stored:
+            # The stored entries consumed are every one the store holds between the lowest and
+            # the highest of them but those in flight: a few ranges, not one row per message.
             assert queue.store_key is not None
-            work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
-        queue.acknowledged += len(entries) + paged
+            low, high = min(stored), max(stored)
+            in_flight = sorted(
+                entry.seq
+                for entry in queue.entries.values()
+                if entry.stored and low < entry.seq < high
+            )
+            for first, last in _ranges_around(low, high, in_flight):
+                work.operations.append(RemoveRange(queue.store_key, first, last))
+        if purge:
+            queue.purged += len(entries) + paged
+        else:
+            queue.acknowledged += len(entries) + paged
         work.paging.add(queue)
         return len(entries) + paged
 
@@ -1180,6 +1228,7 @@ class Broker:
                     consumers=len(q.consumers),
                     enqueued=q.enqueued,
                     acknowledged=q.acknowledged,
+                    purged=q.purged,
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
@@ -1730,6 +1779,13 @@ class Broker:
                 f"(max_deliveries {limit})"
             )
             target = policy.dead_letter_queue_for(queue.destination.name)
+            logger.warning(
+                "%s: message %s dead-lettered to queue://%s: %s",
+                queue.name,
+                entry.message.get_jms_message_id(),
+                target,
+                reason,
+            )
             self._move(queue, entry, target, reason, work)
             return
         if entry.expired(work.now):

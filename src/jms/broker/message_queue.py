@@ -148,6 +148,7 @@ class MessageQueue:
         self.watched_deadline: int | None = None
         self.enqueued = 0
         self.acknowledged = 0
+        self.purged = 0
         self.expired = 0
         self.dead_lettered = 0
         # Sequence numbers of paged-out entries, ascending, from index _paged_head on.

@@ -352,11 +352,11 @@ class Security:
         """The name permissions know an authenticated client by."""
         return user if user else ANONYMOUS
 
-    def administers_any(self, principal: str) -> bool:
-        """Whether some permission rule grants ``principal`` ``admin`` (every principal has it
-        without rules): who may use the web console at all."""
+    def grants_anywhere(self, principal: str, action: Action) -> bool:
+        """Whether some permission rule lets ``principal`` ``action`` the destinations it
+        matches (every action, without rules)."""
         return not self._permissions or any(
-            p.allows(principal, Action.ADMIN) for p in self._permissions
+            permission.allows(principal, action) for permission in self._permissions
         )
 
     def allows(self, principal: str, action: Action, destination: str) -> bool:

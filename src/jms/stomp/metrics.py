@@ -40,6 +40,12 @@ _QUEUE_METRICS: Final = (
         "Messages acknowledged since the broker started.",
         "acknowledged",
     ),
+    (
+        "jms_queue_purged_total",
+        "counter",
+        "Messages removed by a purge since the broker started.",
+        "purged",
+    ),
     ("jms_queue_expired_total", "counter", "Messages expired since the broker started.", "expired"),
     (
         "jms_queue_dead_lettered_total",

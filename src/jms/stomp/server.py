@@ -464,6 +464,7 @@ class _ClientConnection(asyncio.Protocol):
         for task in list(self._tasks):
             task.cancel()
         self._server._connections.discard(self)
+        logger.info("STOMP connection %s (%s) closed", self._session_id, self._peer)
         broker_id, self._broker_id = self._broker_id, None
         if broker_id is not None and not self._broker.closed:
             try:
@@ -591,17 +592,9 @@ class _ClientConnection(asyncio.Protocol):
     def _logged_in(self, done: asyncio.Future[int], login: str | None) -> None:
         error = done.exception()
         throttle = self._server.login_throttle
+        failures = 0
         if isinstance(error, JMSSecurityException):
             failures = throttle.failed(self._address)
-            logger.warning(
-                "STOMP login from %s refused (%d failure(s) in a row from %s; its logins now "
-                "wait %g s each): %s",
-                self._peer,
-                failures,
-                self._address,
-                throttle.delay(failures),
-                error,
-            )
         elif error is None:
             throttle.succeeded(self._address)
         if self._closing:
@@ -610,10 +603,26 @@ class _ClientConnection(asyncio.Protocol):
             return
         if error is not None:
             self._counters.connections_refused += 1
+            slowdown = (
+                f" ({failures} failed login(s) in a row from {self._address}: its logins now "
+                f"wait {throttle.delay(failures):g} s each)"
+                if failures
+                else ""
+            )
+            logger.warning(
+                "STOMP connection %s (%s) refused: %s%s",
+                self._session_id,
+                self._peer,
+                error,
+                slowdown,
+            )
             self._fail(None, error)
             return
         self._broker_id = done.result()
         self._principal = self._security.principal(self._certificate_user() or login)
+        logger.info(
+            "STOMP connection %s (%s) opened by %s", self._session_id, self._peer, self._principal
+        )
         extra = ()
         if self._extensions:
             # A jms client refuses a message too large for this server before sending it.
@@ -1016,6 +1025,14 @@ class _ClientConnection(asyncio.Protocol):
             return  # no permission rules: every admitted client may do everything
         text = str(destination)
         if not self._security.allows(self._principal, action, text):
+            logger.warning(
+                "STOMP connection %s (%s): user %r may not %s %s",
+                self._session_id,
+                self._peer,
+                self._principal,
+                action.value,
+                text,
+            )
             raise _FrameError(
                 f"user {self._principal!r} may not {action.value} {text}", JMSSecurityException
             )
@@ -1489,6 +1506,14 @@ class _ClientConnection(asyncio.Protocol):
         broker_id = self._broker_id
         assert broker_id is not None
         if command == "stats":
+            if self._security.restricted and not self._security.grants_anywhere(
+                self._principal, Action.ADMIN
+            ):
+                raise _FrameError(
+                    f"user {self._principal!r} may not see the broker's stats: that needs the "
+                    "admin permission on some destination",
+                    JMSSecurityException,
+                )
             stats = [
                 asdict(s)
                 for s in self._broker.stats()
@@ -1511,9 +1536,7 @@ class _ClientConnection(asyncio.Protocol):
             if not isinstance(queue, Queue):
                 raise _FrameError(f"only queues can be purged, not {self._name_of(queue)}")
             self._authorize(Action.ADMIN, queue)
-            purged = self._broker.acknowledge_through(
-                broker_id, queue, self._broker.last_sequence(queue)
-            )
+            purged = self._broker.purge(broker_id, queue)
             self._reply(frame, {"purged": purged, "queue": str(queue)})
         elif command == "last-sequence":
             destination = self._destination(frame.header("target"), "target")

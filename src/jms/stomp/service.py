@@ -15,11 +15,15 @@ This module wires parts together; it holds no messaging logic of its own.
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
+import json
+import logging
 import signal
 import threading
+import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,7 +42,9 @@ __all__ = [
     "BROKER_GC_THRESHOLD",
     "DEFAULT_STORE",
     "BrokerOptions",
+    "JsonLogFormatter",
     "ServerThread",
+    "configure_logging",
     "read_config",
     "run",
     "serve",
@@ -74,6 +80,27 @@ class BrokerOptions:
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
 _POLICY_KEYS = tuple(f.name for f in fields(DestinationPolicy))
+
+
+#: The TOML types each policy setting takes, and how to write one (TOML has no null: leaving a
+#: setting out keeps its default).
+_POLICY_VALUE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "max_deliveries": ((int,), "an integer, e.g. 5"),
+    "redelivery_delay_ms": ((int,), "an integer number of milliseconds, e.g. 1000"),
+    "redelivery_backoff": ((int, float), "a number, e.g. 2.0"),
+    "max_redelivery_delay_ms": ((int,), "an integer number of milliseconds, e.g. 60000"),
+    "dead_letter_queue": ((str,), 'a queue name in quotes, e.g. "DLQ"'),
+    "expiry_queue": ((str,), 'a queue name in quotes, e.g. "expired"'),
+    "max_backlog": ((int,), "an integer, e.g. 100000"),
+    "memory_window": ((int,), "an integer, e.g. 10000"),
+}
+
+
+def _check_policy_value(context: str, key: str, value: object) -> None:
+    kinds, example = _POLICY_VALUE_TYPES[key]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        shown = f'"{value}"' if isinstance(value, str) else str(value).lower()
+        raise SecurityConfigError(f"{context}: {key} = {shown}: {key} is {example}")
 
 
 def read_config(path: Path | None) -> tuple[Security, list[tuple[str, DestinationPolicy]]]:
@@ -113,6 +140,8 @@ def read_config(path: Path | None) -> tuple[Security, list[tuple[str, Destinatio
                 f"{context}: unknown key(s) {', '.join(unknown)}; a policy has "
                 f"{', '.join(_POLICY_KEYS)}"
             )
+        for key, value in settings.items():
+            _check_policy_value(context, key, value)
         try:
             policies.append((entry["destination"], DestinationPolicy(**settings)))
         except (TypeError, ValueError) as error:
@@ -175,7 +204,7 @@ async def serve(
     )
     http_servers: list[HttpServer] = []
     try:
-        await server.start()
+        await _listen(server.start(), "STOMP", options.host, options.port, "--port")
         parts = [
             f"jms broker {server.server_header.partition('/')[2]} listening on "
             + _describe_listeners(server, options.tls),
@@ -187,14 +216,16 @@ async def serve(
                 server, options.host, options.http_port, allowed_origins=options.allowed_origins
             )
             http_servers.append(http)
-            await http.start()
+            await _listen(http.start(), "HTTP", options.host, options.http_port, "--http-port")
             parts.append(
                 f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
             )
         if options.metrics_port is not None:
             metrics = HttpServer(server, options.host, options.metrics_port, console=False)
             http_servers.append(metrics)
-            await metrics.start()
+            await _listen(
+                metrics.start(), "metrics", options.host, options.metrics_port, "--metrics-port"
+            )
             parts.append(f"metrics: {metrics.url}/metrics")
         announce(" | ".join(parts))
         await stop.wait()
@@ -205,6 +236,68 @@ async def serve(
             await http.close()
         await loop.run_in_executor(None, broker.close)
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
+
+
+async def _listen(start: Awaitable[None], what: str, host: str, port: int, option: str) -> None:
+    """Await ``start`` (binding ``host:port``); an ``OSError`` says which port and what to do."""
+    try:
+        await start
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if error.errno == errno.EADDRINUSE:
+            reason = "the port is in use (another broker?)"
+        raise OSError(
+            f"cannot listen for {what} on {host}:{port}: {reason}; choose another {option} "
+            "(0: any free port) or stop what uses it"
+        ) from None
+
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per line: ``time`` (ISO 8601, UTC), ``level``, ``logger``, ``message``,
+    and ``exception`` when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        event = {
+            "time": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            event["exception"] = self.formatException(record.exc_info)
+        return json.dumps(event, ensure_ascii=False)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        return f"{stamp}.{int(record.msecs):03d}Z"
+
+
+def configure_logging(level: str, *, json_lines: bool = False) -> None:
+    """Log to stderr at ``level`` (debug, info, warning, error), one line per event: text
+    (``TIME LEVEL LOGGER: MESSAGE``) or, with ``json_lines``, ``JsonLogFormatter`` objects. A
+    traceback stays inside its event's JSON object; in text it follows its line."""
+    if level.lower() not in _LOG_LEVELS:
+        raise ValueError(f"unknown log level {level!r}; the levels are {', '.join(_LOG_LEVELS)}")
+    handler = logging.StreamHandler()
+    if json_lines:
+        handler.setFormatter(JsonLogFormatter())
+    else:
+        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        formatter.converter = time.gmtime
+        formatter.default_time_format = "%Y-%m-%dT%H:%M:%S"
+        formatter.default_msec_format = "%s.%03dZ"
+        handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(_LOG_LEVELS[level.lower()])
 
 
 #: The collector's first-generation threshold in a broker process (CPython's default is 700).

@@ -319,7 +319,7 @@ class ConsoleApi:
                 else "this broker does not admit anonymous users: log in with a broker user",
             )
         principal = self._security.principal(user)
-        if not self._security.administers_any(principal):
+        if not self._security.grants_anywhere(principal, Action.ADMIN):
             raise ConsoleError(
                 403, f"user {principal!r} has no admin permission, which the console needs"
             )
