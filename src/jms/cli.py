@@ -445,7 +445,8 @@ def broker(
         int, typer.Option("--tls-port", metavar="PORT", help="STOMP-over-TLS port (--tls-cert).")
     ] = 61614,
     tls_only: Annotated[
-        bool, typer.Option("--tls-only", help="No plain STOMP listener: TLS clients only.")
+        bool,
+        typer.Option("--tls-only", metavar="", help="No plain STOMP listener: TLS clients only."),
     ] = False,
     tls_client_ca: Annotated[
         Path | None,
