@@ -387,3 +387,29 @@ def test_one_tls_connection_carries_large_messages_both_ways_at_once(
                 producer.send(TextMessage(f"{number}:{body}"))
             assert done.wait(60), len(received)
     assert [text.partition(":")[0] for text in received] == [str(n) for n in range(count)]
+
+
+def test_a_tls_port_in_use_is_named_and_the_server_can_start_again(
+    broker: Broker, certificates: Certificates
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        server_files = ("--tls-cert", str(certificates.server_cert))
+        server_files += ("--tls-key", str(certificates.server_key))
+        result = CliRunner().invoke(
+            app, ["broker", "--memory", "--port", "0", "--tls-port", str(busy), *server_files]
+        )
+        assert result.exit_code == 1
+        assert f"127.0.0.1:{busy}: the port is in use" in result.output
+        assert "--port or --tls-port" in result.output
+
+        tls = ServerTls(certificates.server_cert, certificates.server_key).context()
+        with pytest.raises(OSError):
+            ServedBroker(broker, port=0, tls_port=busy, ssl_context=tls).start()
+    served = ServedBroker(broker, port=0, tls_port=0, ssl_context=tls).start()
+    try:
+        assert served.server is not None and len(served.server.urls) == 2
+    finally:
+        served.stop()

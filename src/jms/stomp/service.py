@@ -204,7 +204,13 @@ async def serve(
     )
     http_servers: list[HttpServer] = []
     try:
-        await _listen(server.start(), "STOMP", options.host, options.port, "--port")
+        await _listen(
+            server.start(),
+            "STOMP",
+            options.host,
+            (options.port, "--port"),
+            (options.tls_port if options.tls is not None else None, "--tls-port"),
+        )
         parts = [
             f"jms broker {server.server_header.partition('/')[2]} listening on "
             + _describe_listeners(server, options.tls),
@@ -216,7 +222,7 @@ async def serve(
                 server, options.host, options.http_port, allowed_origins=options.allowed_origins
             )
             http_servers.append(http)
-            await _listen(http.start(), "HTTP", options.host, options.http_port, "--http-port")
+            await _listen(http.start(), "HTTP", options.host, (options.http_port, "--http-port"))
             parts.append(
                 f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
             )
@@ -224,7 +230,7 @@ async def serve(
             metrics = HttpServer(server, options.host, options.metrics_port, console=False)
             http_servers.append(metrics)
             await _listen(
-                metrics.start(), "metrics", options.host, options.metrics_port, "--metrics-port"
+                metrics.start(), "metrics", options.host, (options.metrics_port, "--metrics-port")
             )
             parts.append(f"metrics: {metrics.url}/metrics")
         announce(" | ".join(parts))
@@ -238,16 +244,22 @@ async def serve(
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
 
 
-async def _listen(start: Awaitable[None], what: str, host: str, port: int, option: str) -> None:
-    """Await ``start`` (binding ``host:port``); an ``OSError`` says which port and what to do."""
+async def _listen(
+    start: Awaitable[None], what: str, host: str, *ports: tuple[int | None, str]
+) -> None:
+    """Await ``start`` (binding ``host`` on the ``(port, option)`` given, None: not bound); an
+    ``OSError`` says which port and what to do."""
     try:
         await start
     except OSError as error:
         reason = error.strerror or str(error)
         if error.errno == errno.EADDRINUSE:
             reason = "the port is in use (another broker?)"
+        bound = [(port, option) for port, option in ports if port is not None]
+        where = " or ".join(f"{host}:{port}" for port, _ in bound)
+        options = " or ".join(option for _, option in bound)
         raise OSError(
-            f"cannot listen for {what} on {host}:{port}: {reason}; choose another {option} "
+            f"cannot listen for {what} on {where}: {reason}; choose another {options} "
             "(0: any free port) or stop what uses it"
         ) from None
 
