@@ -6,6 +6,7 @@ them holds logic the library does not also offer to Python callers.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ import typer
 
 import jms
 from jms.cli_render import body_bytes, body_text, message_json, properties_text, stats_rows
+from jms.stomp.tls import ClientCertificates, ServerTls
 from jms.types import PROPERTY_TYPE_NAMES
 
 app = typer.Typer(
@@ -288,7 +290,11 @@ def selector_command(
 
 _DEFAULT_URL = "stomp://127.0.0.1:61613"
 _URL_OPTION = typer.Option(
-    "--url", "-u", metavar="URL", envvar="JMS_URL", help="The broker, stomp://HOST:PORT."
+    "--url",
+    "-u",
+    metavar="URL",
+    envvar="JMS_URL",
+    help="The broker, stomp://HOST:PORT, or stomp+ssl://HOST:PORT over TLS.",
 )
 _USER_OPTION = typer.Option(
     "--user", metavar="USER", envvar="JMS_USER", help="Login (default: anonymous)."
@@ -307,6 +313,15 @@ _SELECTOR_OPTION = typer.Option(
     help="Only the messages this SQL-92 selector matches, e.g. \"color = 'blue'\" "
     "(jms selector tries one).",
 )
+_CA_OPTION = typer.Option(
+    "--ca",
+    metavar="PEM",
+    help="stomp+ssl: the CA that signed the broker's certificate (default: the system's CAs).",
+)
+_CERT_OPTION = typer.Option(
+    "--cert", metavar="PEM", help="stomp+ssl: a client certificate to log in with (and --key)."
+)
+_KEY_OPTION = typer.Option("--key", metavar="PEM", help="stomp+ssl: the private key of --cert.")
 _JSON_OPTION = typer.Option("--json", help="Print JSON for scripts instead of a table.")
 # Messages a bulk ``jms send`` commits per transaction: one store commit for each batch.
 _SEND_BATCH = 500
@@ -417,8 +432,41 @@ def broker(
             "--log-json", metavar="", help="Log one JSON object per line (for a log shipper)."
         ),
     ] = False,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert", metavar="PEM", help="Certificate (chain) of a STOMP listener over TLS."
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", metavar="PEM", help="Private key of --tls-cert.")
+    ] = None,
+    tls_port: Annotated[
+        int, typer.Option("--tls-port", metavar="PORT", help="STOMP-over-TLS port (--tls-cert).")
+    ] = 61614,
+    tls_only: Annotated[
+        bool,
+        typer.Option("--tls-only", metavar="", help="No plain STOMP listener: TLS clients only."),
+    ] = False,
+    tls_client_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-client-ca",
+            metavar="PEM",
+            help="The CA whose client certificates log users in (docs/stomp.md, TLS).",
+        ),
+    ] = None,
+    tls_client_certs: Annotated[
+        ClientCertificates | None,
+        typer.Option(
+            "--tls-client-certs",
+            help="Ask clients for certificates: optional (default with --tls-client-ca) or "
+            "required.",
+        ),
+    ] = None,
 ) -> None:
-    """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C.
+    """Run the broker: STOMP on HOST:PORT (and over TLS on --tls-port) over the durable store,
+    until SIGTERM or Ctrl-C.
 
     Logs go to stderr, one line per event (docs/operations.md).
     """
@@ -432,19 +480,40 @@ def broker(
         raise _usage(
             f"--store {store} is a file; give a directory for the store (it is created if missing)"
         )
-    options = BrokerOptions(
-        store=None if memory else store,
-        host=host,
-        port=port,
-        config=config,
-        metrics_port=metrics_port,
-        http_port=http_port,
-        allowed_origins=tuple(allow_origin or ()),
-    )
     try:
+        options = BrokerOptions(
+            store=None if memory else store,
+            host=host,
+            port=None if tls_only else port,
+            config=config,
+            metrics_port=metrics_port,
+            http_port=http_port,
+            allowed_origins=tuple(allow_origin or ()),
+            tls=_server_tls(tls_cert, tls_key, tls_client_ca, tls_client_certs),
+            tls_port=tls_port,
+        )
         run(options, announce=lambda line: print(line, flush=True))
     except (ValueError, jms.JMSException, OSError) as error:
         raise _fail(str(error)) from None
+
+
+def _server_tls(
+    cert: Path | None,
+    key: Path | None,
+    client_ca: Path | None,
+    client_certificates: ClientCertificates | None,
+) -> ServerTls | None:
+    if cert is None or key is None:
+        if cert is not None or key is not None:
+            raise ValueError("a TLS listener needs both --tls-cert and --tls-key")
+        if client_ca is not None or client_certificates is not None:
+            raise ValueError("--tls-client-ca and --tls-client-certs need --tls-cert and --tls-key")
+        return None
+    if client_certificates is None:
+        client_certificates = (
+            ClientCertificates.NONE if client_ca is None else ClientCertificates.OPTIONAL
+        )
+    return ServerTls(cert, key, client_ca, client_certificates)
 
 
 @app.command("hash-password")
@@ -494,22 +563,41 @@ def _unreachable(error: jms.JMSException, url: str) -> str:
     return str(error)
 
 
-def _connect(url: str, user: str | None, password: str | None) -> jms.Connection:
+def _ssl_context(
+    url: str, ca: Path | None, cert: Path | None, key: Path | None
+) -> ssl.SSLContext | None:
+    """The TLS context a ``stomp+ssl://`` URL connects with; None for other URLs."""
+    from jms.client import client_ssl_context
+
+    if not url.startswith("stomp+ssl://"):
+        given = [name for name, path in (("--ca", ca), ("--cert", cert), ("--key", key)) if path]
+        if given:
+            raise _usage(f"{', '.join(given)}: for stomp+ssl:// URLs only; --url is {url}")
+        return None
+    try:
+        return client_ssl_context(ca, cert, key)
+    except ValueError as error:
+        raise _usage(str(error)) from None
+
+
+def _connect(
+    url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None
+) -> jms.Connection:
     password = _password(user, password)
     try:
-        return jms.ConnectionFactory(url).create_connection(user, password)
+        return jms.ConnectionFactory(url, ssl_context=tls).create_connection(user, password)
     except jms.JMSException as error:
         raise _fail(_unreachable(error, url)) from None
 
 
-def _admin(url: str, user: str | None, password: str | None) -> Any:
+def _admin(url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None) -> Any:
     from jms.client.stomp_transport import parse_stomp_url
     from jms.stomp.admin import AdminClient
 
     password = _password(user, password)
     try:
-        host, port = parse_stomp_url(url)
-        return AdminClient(host, port, user=user, password=password)
+        host, port, _ = parse_stomp_url(url)
+        return AdminClient(host, port, user=user, password=password, ssl_context=tls)
     except jms.JMSException as error:
         raise _fail(_unreachable(error, url)) from None
 
@@ -598,6 +686,9 @@ def send(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Send text messages to a queue or topic.
 
@@ -610,7 +701,10 @@ def send(
     numbered = "{n}" in text
     transacted = count > 1
     sent = number = 0
-    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
+    with (
+        _ctrl_c() as pressed,
+        _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection,
+    ):
         session = connection.create_session(transacted)
         producer = session.create_producer(target)
         producer.set_delivery_mode(
@@ -681,6 +775,9 @@ def receive(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Receive (and acknowledge) messages, printing each body on a line; exit 1 if none arrived.
 
@@ -692,7 +789,10 @@ def receive(
     source = _destination(destination)
     _check_selector(selector)
     received = 0
-    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
+    with (
+        _ctrl_c() as pressed,
+        _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection,
+    ):
         connection.start()
         try:
             consumer = connection.create_session().create_consumer(source, selector)
@@ -737,9 +837,11 @@ def _print_wide(renderable: Any) -> None:
     console.print(renderable)
 
 
-def _never_held(target: jms.Queue, url: str, user: str | None, password: str | None) -> bool:
+def _never_held(
+    target: jms.Queue, url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None
+) -> bool:
     """Whether no message was ever sent to ``target`` (its last sequence number is 0)."""
-    with _admin(url, user, password) as admin:
+    with _admin(url, user, password, tls) as admin:
         try:
             return admin.last_sequence(target.name) == 0
         except jms.JMSException as error:
@@ -759,6 +861,9 @@ def browse(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """List the messages a queue holds, without consuming them.
 
@@ -774,13 +879,13 @@ def browse(
     target = _queue(queue, "browsed")
     _check_selector(selector)
     password = _password(user, password)
-    with _connect(url, user, password) as connection:
+    with _connect(url, user, password, _ssl_context(url, ca, cert, key)) as connection:
         try:
             browser = connection.create_session().create_browser(target, selector)
             messages = list(itertools.islice(browser, limit))
         except jms.JMSException as error:
             raise _fail(str(error)) from None
-    if not messages and _never_held(target, url, user, password):
+    if not messages and _never_held(target, url, user, password, _ssl_context(url, ca, cert, key)):
         raise _fail(
             f"{target} has never received a message (is the name right? "
             "`jms stats` lists the queues)"
@@ -827,6 +932,9 @@ def stats(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Queues and topic subscriptions with depth, consumers, in/out rates and counters.
 
@@ -837,7 +945,7 @@ def stats(
 
     from rich.table import Table
 
-    with _admin(url, user, password) as admin:
+    with _admin(url, user, password, _ssl_context(url, ca, cert, key)) as admin:
         try:
             first = admin.stats()
             time.sleep(interval_s)
@@ -892,13 +1000,16 @@ def purge(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Delete every message of a queue that is not delivered to a consumer right now.
 
     Needs the admin permission. A queue the broker does not know is an error (exit 1).
     """
     target = _queue(queue, "purged")
-    with _admin(url, user, password) as admin:
+    with _admin(url, user, password, _ssl_context(url, ca, cert, key)) as admin:
         try:
             purged = admin.purge(target.name)
         except jms.JMSException as error:
@@ -954,6 +1065,9 @@ def pipeline(
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
+    ca: Annotated[Path | None, _CA_OPTION] = None,
+    cert: Annotated[Path | None, _CERT_OPTION] = None,
+    key: Annotated[Path | None, _KEY_OPTION] = None,
 ) -> None:
     """Run a Spark job from a destination to Parquet files or to another destination.
 
@@ -994,6 +1108,9 @@ def pipeline(
             client_id=client_id,
             user=user,
             password=password,
+            ca=None if ca is None else str(ca),
+            cert=None if cert is None else str(cert),
+            key=None if key is None else str(key),
             max_offsets_per_trigger=max_per_trigger,
         )
         check_broker(spec)

@@ -12,11 +12,14 @@ from jms.broker import close_embedded_broker, open_broker
 from jms.broker.security import (
     ANONYMOUS,
     Action,
+    LoginThrottle,
     Security,
     SecurityConfigError,
     hash_password,
+    subject_key,
     verify_password,
 )
+from jms.stomp.tls import certificate_subject
 
 
 @pytest.mark.parametrize("scheme", ["scrypt", "pbkdf2_sha256"])
@@ -105,7 +108,9 @@ def test_who_administers_anything() -> None:
     [
         ({"allowed_anonymous": True}, "unknown key"),
         ({"allow_anonymous": "yes"}, "allow_anonymous must be true or false"),
-        ({"users": {"bob": {}}}, "password .* is missing"),
+        ({"users": {"bob": {}}}, r"\[users.bob\]: give a password .* or a certificate"),
+        ({"users": {"bob": {"certificate": "bob"}}}, r"certificate: .bob. is not a subject"),
+        ({"users": {"bob": {"password": 5}}}, "password must be a string"),
         ({"users": {"bob": {"password": "hunter2"}}}, r"\[users.bob\]: a password must be stored"),
         ({"users": {"*": {"password": hash_password("x")}}}, "reserved"),
         ({"permissions": [{"destination": "orders"}]}, "destination must be a pattern"),
@@ -149,3 +154,89 @@ def test_the_same_authenticator_guards_an_in_process_broker() -> None:
             ConnectionFactory(url, user="alice", password="wrong").create_connection()
     finally:
         close_embedded_broker(url)
+
+
+# --- client certificates ------------------------------------------------------------------------
+
+
+def test_a_user_may_log_in_by_certificate_subject_in_either_order() -> None:
+    security = Security.from_mapping(
+        {
+            "users": {
+                "orders": {"certificate": "CN=orders-service, O=Example"},
+                "alice": {"password": hash_password("secret"), "certificate": "CN=alice,O=Example"},
+            }
+        }
+    )
+    assert security.certificate_user("CN=orders-service,O=Example") == "orders"
+    assert security.certificate_user("O = Example, CN = orders-service") == "orders"  # OpenSSL's
+    assert security.certificate_user("cn=alice,o=Example") == "alice"
+    assert security.certificate_user("CN=orders-service,O=Other") is None
+    assert not security.authenticate("orders", "")  # no password: certificate logins only
+    assert security.authenticate("alice", "secret")
+    assert security.describe().startswith("2 users (2 by certificate)")
+
+
+def test_two_users_cannot_share_a_certificate() -> None:
+    with pytest.raises(SecurityConfigError, match="users 'a' and 'b' have the same certificate"):
+        Security.from_mapping(
+            {"users": {"a": {"certificate": "CN=x,O=y"}, "b": {"certificate": "O=y, CN=x"}}}
+        )
+
+
+def test_subjects_compare_with_escapes_undone() -> None:
+    assert subject_key(r"CN=Smith\, John,O=Example") == (("CN", "Smith, John"), ("O", "Example"))
+    decoded = {"subject": ((("organizationName", "Example"),), (("commonName", "Smith, John"),))}
+    assert certificate_subject(decoded) == r"CN=Smith\, John,O=Example"
+    with pytest.raises(ValueError, match="is not a subject such as CN=NAME"):
+        subject_key("orders-service")
+
+
+# --- failed logins ------------------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_failed_logins_space_out_the_next_logins_of_their_address() -> None:
+    clock = _Clock()
+    throttle = LoginThrottle(first_delay_s=0.5, max_delay_s=4.0, clock=clock)
+    assert throttle.wait("10.0.0.1", at_most_s=30) == 0.0
+    assert throttle.failed("10.0.0.1") == 1
+    # Parallel logins take turns 0.5 s apart: opening more connections gains nothing.
+    assert [throttle.wait("10.0.0.1", at_most_s=30) for _ in range(3)] == [0.5, 1.0, 1.5]
+    assert throttle.wait("10.0.0.2", at_most_s=30) == 0.0  # other addresses are not slowed
+    for _ in range(5):
+        throttle.failed("10.0.0.1")
+    assert throttle.delay(6) == 4.0  # the most
+    assert [throttle.delay(n) for n in range(5)] == [0.0, 0.5, 1.0, 2.0, 4.0]
+    throttle.succeeded("10.0.0.1")
+    assert throttle.wait("10.0.0.1", at_most_s=30) == 0.0
+
+
+def test_a_wait_past_the_limit_takes_no_turn_and_quiet_addresses_are_forgotten() -> None:
+    clock = _Clock()
+    throttle = LoginThrottle(first_delay_s=10.0, max_delay_s=10.0, forget_after_s=60, clock=clock)
+    throttle.failed("10.0.0.1")
+    assert throttle.wait("10.0.0.1", at_most_s=5) == 10.0  # refused: no turn taken
+    assert throttle.wait("10.0.0.1", at_most_s=30) == 10.0
+    clock.now += 61
+    assert throttle.wait("10.0.0.1", at_most_s=30) == 0.0
+
+
+def test_the_throttle_remembers_a_bounded_number_of_addresses() -> None:
+    throttle = LoginThrottle(max_addresses=3, clock=_Clock())
+    for number in range(5):
+        throttle.failed(f"10.0.0.{number}")
+    assert throttle.wait("10.0.0.0", at_most_s=30) == 0.0  # the oldest went
+    assert throttle.wait("10.0.0.4", at_most_s=30) == 0.5
+
+
+def test_throttle_delays_must_make_sense() -> None:
+    with pytest.raises(ValueError, match=r"need 0 < first_delay_s <= max_delay_s; got 2, 1"):
+        LoginThrottle(first_delay_s=2, max_delay_s=1)

@@ -17,7 +17,7 @@ from pyspark.sql.datasource import EqualTo, GreaterThan, InputPartition, StringS
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
-from jms.broker import close_embedded_broker
+from jms.broker import Broker, close_embedded_broker
 from jms.client import ConnectionFactory, Session, TopicSubscription
 from jms.errors import InvalidDestinationException, JMSException
 from jms.message import MapMessage, Message, Queue, TextMessage, Topic
@@ -27,7 +27,10 @@ from jms.spark.offsets import EARLIEST, LATEST
 from jms.spark.options import SinkOptions, SourceOptions
 from jms.spark.sink import COMMITS_PREFIX, STAGING_PREFIX, JmsBatchWriter, JmsStreamWriter
 from jms.spark.source import JmsBatchReader, JmsStreamReader, RangePartition
+from jms.stomp.service import ServerThread
+from jms.stomp.tls import ServerTls
 from jms.types import Long, Short
+from tests.certificates import make_certificates
 from tests.strategies import message_fingerprint
 
 
@@ -543,6 +546,8 @@ def test_bad_source_options_name_the_option_and_value(
         ({"url": "memory://", "batchId": "3"}, False, "option batchId \\(3\\) needs option sinkId"),
         ({"url": "memory://", "sinkId": "s", "batchId": "2"}, True, "is for batch writes"),
         ({"url": "memory://", "destination": "temp-queue://x"}, False, "temporary destination"),
+        ({"url": "stomp://h:1", "ca": "/ca.pem"}, False, "option ca .* is for a stomp\\+ssl://"),
+        ({"url": "stomp+ssl://h:1", "cert": "/c.pem"}, False, "options cert and key go together"),
     ],
 )
 def test_bad_sink_options_name_the_option_and_value(
@@ -698,3 +703,34 @@ def test_a_republished_message_keeps_its_remaining_time_to_live(url: str, sessio
     (copy,) = list(session.create_browser(session.create_queue("copy")))
     assert copy.get_jms_message_id() != sent.get_jms_message_id()
     assert abs(copy.get_jms_expiration() - sent.get_jms_expiration()) < 5_000
+
+
+def test_a_batch_read_and_write_over_stomp_ssl(tmp_path: Path) -> None:
+    certificates = make_certificates(tmp_path)
+    tls = ServerTls(certificates.server_cert, certificates.server_key)
+    broker = Broker()
+    try:
+        with ServerThread(broker, port=None, tls_port=0, ssl_context=tls.context()) as served:
+            assert served.server is not None
+            broker_options = {
+                "url": f"stomp+ssl://localhost:{served.server.tls_port}",
+                "ca": str(certificates.ca),
+            }
+            writer = JmsBatchWriter(
+                SinkOptions.parse(
+                    {**broker_options, "destination": "queue://orders"}, streaming=False
+                ),
+                _SIMPLE,
+            )
+            staged = _roundtrip(writer).write(
+                iter([_simple_batch([("over TLS", "queue://orders", 4, "eu", 1)])])
+            )
+            writer.commit([staged])
+            reader = JmsBatchReader(_source(broker_options["url"], ca=broker_options["ca"]))
+            read = _read(reader, list(reader.partitions()))
+            assert [m.get_body(str) for m in read] == ["over TLS"]
+            untrusting = JmsBatchReader(_source(broker_options["url"]))
+            with pytest.raises(JMSException, match="unable to get local issuer"):
+                list(untrusting.partitions())
+    finally:
+        broker.close()

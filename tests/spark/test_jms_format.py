@@ -22,10 +22,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import jms.spark
-from jms.client import ConnectionFactory, Session
+from jms.broker import Broker
+from jms.client import ConnectionFactory, Session, client_ssl_context
 from jms.message import Message, Queue
 from jms.spark import MESSAGE_SCHEMA, from_rows, selector_to_column
+from jms.stomp.service import ServerThread
+from jms.stomp.tls import ServerTls
 from jms.types import Long
+from tests.certificates import make_certificates
 from tests.spark.served_broker import ServedStore
 from tests.strategies import message_fingerprint
 
@@ -299,3 +303,26 @@ def test_source_and_sink_work_on_a_local_cluster(
     assert sorted(m.get_long_property("n") for m in copies) == list(range(80))
     assert _archived(jms_spark, output) == Counter(m.get_jms_message_id() for m in sent)
     assert _depth(session, queue) == 0  # the stream took the backlog and left none of it behind
+
+
+def test_a_batch_read_and_write_over_stomp_ssl(jms_spark: SparkSession, tmp_path: Path) -> None:
+    certificates = make_certificates(tmp_path)
+    broker = Broker()
+    tls = ServerTls(certificates.server_cert, certificates.server_key).context()
+    try:
+        with ServerThread(broker, port=None, tls_port=0, ssl_context=tls) as served:
+            assert served.server is not None
+            url = f"stomp+ssl://localhost:{served.server.tls_port}"
+            trusted = client_ssl_context(certificates.ca)
+            with ConnectionFactory(url, ssl_context=trusted).create_connection() as connection:
+                _produce(connection.create_session(), "tls.in", 7)
+            frame = _read(jms_spark, url, "tls.in", ca=str(certificates.ca))
+            assert frame.count() == 7
+            frame.select("text").write.format("jms").mode("append").option("url", url).option(
+                "ca", str(certificates.ca)
+            ).option("destination", "queue://tls.out").save()
+            with ConnectionFactory(url, ssl_context=trusted).create_connection() as connection:
+                browsed = connection.create_session().create_browser(Queue("tls.out"))
+                assert len(list(browsed)) == 7
+    finally:
+        broker.close()

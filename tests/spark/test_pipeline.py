@@ -19,11 +19,15 @@ from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 import jms.spark
+from jms.broker import Broker
 from jms.cli import app
 from jms.client import ConnectionFactory, Session
 from jms.message import Message, Queue
-from jms.spark.pipeline import Pipeline, Progress, StreamTally, run_pipeline
+from jms.spark.pipeline import Pipeline, Progress, StreamTally, check_broker, run_pipeline
+from jms.stomp.service import ServerThread
+from jms.stomp.tls import ServerTls
 from jms.types import Long
+from tests.certificates import make_certificates
 from tests.spark.served_broker import ServedStore
 
 _EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -129,6 +133,25 @@ def test_the_cli_refuses_a_bad_pipeline_before_starting_spark() -> None:
     )
     assert result.exit_code == 1
     assert "--stream needs --checkpoint DIR" in result.output
+
+
+def test_the_broker_check_connects_over_tls_with_the_pipelines_ca(tmp_path: Path) -> None:
+    certificates = make_certificates(tmp_path)
+    broker = Broker()
+    tls = ServerTls(certificates.server_cert, certificates.server_key).context()
+    try:
+        with ServerThread(broker, port=None, tls_port=0, ssl_context=tls) as served:
+            assert served.server is not None
+            url = f"stomp+ssl://localhost:{served.server.tls_port}"
+            pipeline = Pipeline(source="queue://a", target="queue://b", url=url)
+            with pytest.raises(ValueError, match="cannot be verified: unable to get local issuer"):
+                check_broker(pipeline)
+            check_broker(
+                Pipeline(source="queue://a", target="queue://b", url=url, ca=str(certificates.ca))
+            )
+            assert pipeline.broker_options == {"url": url}
+    finally:
+        broker.close()
 
 
 @pytest.mark.spark

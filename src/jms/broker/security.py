@@ -8,6 +8,9 @@ permissions per destination pattern, read from a TOML file.
     [users.alice]
     password = "scrypt:16384:8:1:<salt>:<hash>"     # from `jms hash-password`
 
+    [users.orders-service]
+    certificate = "CN=orders-service,O=Example"     # a TLS client certificate's subject
+
     [[permissions]]
     destination = "queue://orders.*"   # fnmatch pattern on queue://NAME or topic://NAME
     send = ["alice"]
@@ -16,11 +19,15 @@ permissions per destination pattern, read from a TOML file.
     admin = ["alice"]                  # stats and purge
 
 ``security.authenticate(user, password)`` is the ``Broker``'s ``authenticator`` (and the STOMP
-server's); ``security.allows(principal, action, destination)`` decides one action. With no
+server's); ``security.certificate_user(subject)`` is the user a verified TLS client
+certificate stands for, as ActiveMQ's certificate login module maps them (a user has a
+password, a certificate subject or both). ``security.allows(principal, action, destination)``
+decides one action. With no
 ``[[permissions]]`` every admitted client may do everything; with some, the longest pattern
 matching a destination decides and a destination no pattern matches is refused. Passwords are
 only ever stored as salted scrypt or PBKDF2-SHA256 hashes and compared in constant time. This
-module keeps no connection state and never logs a password.
+module never logs a password. ``LoginThrottle`` slows down the logins of a client address
+after failed ones.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ import base64
 import hashlib
 import hmac
 import os
+import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
@@ -38,10 +47,12 @@ from typing import Any, Final
 __all__ = [
     "ANONYMOUS",
     "Action",
+    "LoginThrottle",
     "Permission",
     "Security",
     "SecurityConfigError",
     "hash_password",
+    "subject_key",
     "verify_password",
 ]
 
@@ -152,7 +163,7 @@ class Permission:
 
 
 _TOP_LEVEL_KEYS: Final = ("allow_anonymous", "users", "permissions")
-_USER_KEYS: Final = ("password",)
+_USER_KEYS: Final = ("password", "certificate")
 _PERMISSION_KEYS: Final = ("destination", *(action.value for action in Action))
 
 
@@ -161,14 +172,29 @@ class Security:
 
     def __init__(
         self,
-        users: dict[str, str] | None = None,
+        users: dict[str, str | None] | None = None,
         permissions: list[Permission] | None = None,
         *,
         allow_anonymous: bool | None = None,
+        certificates: dict[str, str] | None = None,
         source: str = "the security config",
     ) -> None:
+        """``users`` maps names to password hashes (None: no password login); ``certificates``
+        maps user names to the subject of their client certificate."""
         self.source = source
-        self._users = {name: _parse_hash(stored) for name, stored in (users or {}).items()}
+        self._users = {
+            name: None if stored is None else _parse_hash(stored)
+            for name, stored in {**dict.fromkeys(certificates or {}), **(users or {})}.items()
+        }
+        self._by_subject: dict[tuple[tuple[str, str], ...], str] = {}
+        for name, subject in (certificates or {}).items():
+            key = subject_key(subject)
+            other = self._by_subject.get(key)
+            if other is not None:
+                raise SecurityConfigError(
+                    f"{source}: users {other!r} and {name!r} have the same certificate {subject!r}"
+                )
+            self._by_subject[key] = name
         self._permissions = sorted(permissions or [], key=lambda p: len(p.pattern), reverse=True)
         self.allow_anonymous = not self._users if allow_anonymous is None else allow_anonymous
         if not self.allow_anonymous and not self._users:
@@ -208,7 +234,8 @@ class Security:
             raise SecurityConfigError(
                 f"{source}: allow_anonymous must be true or false; got {allow!r}"
             )
-        users: dict[str, str] = {}
+        users: dict[str, str | None] = {}
+        certificates: dict[str, str] = {}
         raw_users = data.get("users", {})
         if not isinstance(raw_users, dict):
             raise SecurityConfigError(f"{source}: [users] must be a table of [users.NAME] tables")
@@ -219,17 +246,28 @@ class Security:
                     f"{where}: {name!r} is reserved and cannot be a user name"
                 )
             if not isinstance(entry, dict):
-                raise SecurityConfigError(f"{where} must be a table with a password")
+                raise SecurityConfigError(f"{where} must be a table with a password or certificate")
             _check_keys(entry, _USER_KEYS, where)
             password = entry.get("password")
-            if not isinstance(password, str):
+            certificate = entry.get("certificate")
+            if password is None and certificate is None:
                 raise SecurityConfigError(
-                    f"{where}: password (a hash from `jms hash-password`) is missing"
+                    f"{where}: give a password (a hash from `jms hash-password`) or a "
+                    'certificate (its subject, "CN=NAME,O=ORGANIZATION")'
                 )
-            try:
-                _parse_hash(password)
-            except ValueError as error:
-                raise SecurityConfigError(f"{where}: {error}") from None
+            if password is not None:
+                if not isinstance(password, str):
+                    raise SecurityConfigError(f"{where}: password must be a string")
+                try:
+                    _parse_hash(password)
+                except ValueError as error:
+                    raise SecurityConfigError(f"{where}: {error}") from None
+            if certificate is not None:
+                try:
+                    subject_key(certificate)
+                except ValueError as error:
+                    raise SecurityConfigError(f"{where}: certificate: {error}") from None
+                certificates[name] = certificate
             users[name] = password
         permissions = []
         raw_permissions = data.get("permissions", [])
@@ -264,7 +302,9 @@ class Security:
                     )
                 grants[action] = frozenset(names)
             permissions.append(Permission(pattern, grants))
-        return cls(users, permissions, allow_anonymous=allow, source=source)
+        return cls(
+            users, permissions, allow_anonymous=allow, certificates=certificates, source=source
+        )
 
     @property
     def users(self) -> tuple[str, ...]:
@@ -281,6 +321,8 @@ class Security:
             return "anonymous access (no users defined)"
         users = f"{len(self._users)} user{'s' if len(self._users) != 1 else ''}"
         anonymous = "anonymous allowed" if self.allow_anonymous else "login required"
+        if self._by_subject:
+            users += f" ({len(self._by_subject)} by certificate)"
         permissions = (
             f"{len(self._permissions)} permission rule{'s' if len(self._permissions) != 1 else ''}"
             if self._permissions
@@ -296,10 +338,15 @@ class Security:
             return self.allow_anonymous
         hashed = self._users.get(user)
         candidate = password or ""
-        if hashed is None:
+        if hashed is None:  # unknown, or a user who logs in by certificate only
             self._decoy.compute(candidate)
             return False
         return hmac.compare_digest(hashed.compute(candidate), hashed.digest)
+
+    def certificate_user(self, subject: str) -> str | None:
+        """The user whose ``certificate`` is ``subject`` (RFC 4514 text of a verified client
+        certificate's subject); None when no user has it."""
+        return self._by_subject.get(subject_key(subject))
 
     def principal(self, user: str | None) -> str:
         """The name permissions know an authenticated client by."""
@@ -329,3 +376,117 @@ def _check_keys(table: dict[str, Any], known: tuple[str, ...], where: str) -> No
         raise SecurityConfigError(
             f"{where}: unknown key(s) {', '.join(unknown)}; the keys are {', '.join(known)}"
         )
+
+
+def subject_key(subject: str) -> tuple[tuple[str, str], ...]:
+    """A distinguished name's attributes in a canonical order, to compare subjects by:
+    attribute types in upper case, spaces around ``=`` and ``,`` ignored, escapes undone, the
+    order of the attributes ignored (so the RFC 4514 text ``CN=a,O=b`` and OpenSSL's default
+    ``O = b, CN = a`` are the same subject). ``ValueError`` for text that is not
+    ``TYPE=VALUE,...``."""
+    attributes: list[tuple[str, str]] = []
+    current: list[str] = []
+    escaped = False
+    parts: list[str] = []
+    for char in subject:
+        if escaped:
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char in ",+":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    for part in parts:
+        kind, equals, value = part.partition("=")
+        if not equals or not kind.strip() or not value.strip():
+            raise ValueError(f"{subject!r} is not a subject such as CN=NAME,O=ORGANIZATION")
+        attributes.append((kind.strip().upper(), value.strip()))
+    return tuple(sorted(attributes))
+
+
+@dataclass(slots=True)
+class _Failures:
+    count: int
+    next_login: float  # clock time before which the next login of the address waits
+    last: float
+
+
+class LoginThrottle:
+    """Slows down logins from a client address that failed to log in: after ``n`` failures in
+    a row each further login of that address waits its turn, ``first_delay_s * 2**(n-1)`` (at
+    most ``max_delay_s``) after the previous one, so parallel connections gain nothing. A
+    success, or ``forget_after_s`` without failures, clears the address. Nobody is locked out.
+    At most ``max_addresses`` are remembered (the oldest go first). Not thread-safe: one event
+    loop uses it."""
+
+    def __init__(
+        self,
+        first_delay_s: float = 0.5,
+        max_delay_s: float = 15.0,
+        *,
+        forget_after_s: float = 600.0,
+        max_addresses: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < first_delay_s <= max_delay_s:
+            raise ValueError(
+                f"need 0 < first_delay_s <= max_delay_s; got {first_delay_s}, {max_delay_s}"
+            )
+        self.first_delay_s = first_delay_s
+        self.max_delay_s = max_delay_s
+        self.forget_after_s = forget_after_s
+        self.max_addresses = max_addresses
+        self._clock = clock
+        self._failures: dict[str, _Failures] = {}
+
+    def delay(self, failures: int) -> float:
+        """The spacing of logins from an address after ``failures`` failures in a row."""
+        if failures < 1:
+            return 0.0
+        return min(self.first_delay_s * 2 ** min(failures - 1, 62), self.max_delay_s)
+
+    def wait(self, address: str, *, at_most_s: float) -> float:
+        """How long the login starting now from ``address`` waits for its turn; the turn is
+        taken unless the wait is longer than ``at_most_s`` (the login is refused then)."""
+        now = self._clock()
+        record = self._record(address, now)
+        if record is None:
+            return 0.0
+        start = max(now, record.next_login)
+        if start - now <= at_most_s:
+            record.next_login = start + self.delay(record.count)
+        return start - now
+
+    def failed(self, address: str) -> int:
+        """Record a failed login from ``address``; returns its failures in a row."""
+        now = self._clock()
+        record = self._record(address, now)
+        if record is None:
+            if len(self._failures) >= self.max_addresses:
+                self._forget_old(now)
+            record = self._failures[address] = _Failures(0, now, now)
+        record.count += 1
+        record.last = now
+        record.next_login = max(record.next_login, now + self.delay(record.count))
+        return record.count
+
+    def succeeded(self, address: str) -> None:
+        self._failures.pop(address, None)
+
+    def _record(self, address: str, now: float) -> _Failures | None:
+        record = self._failures.get(address)
+        if record is not None and now - record.last > self.forget_after_s:
+            del self._failures[address]
+            return None
+        return record
+
+    def _forget_old(self, now: float) -> None:
+        for address, record in list(self._failures.items()):
+            if now - record.last > self.forget_after_s:
+                del self._failures[address]
+        while len(self._failures) >= self.max_addresses:
+            del self._failures[next(iter(self._failures))]

@@ -5,7 +5,8 @@ subscription by sequence number range, with a cursor commit; ``EncodedPage`` is 
 messages left as codec bytes) for offset-based readers, and
 ``Session.stage_encoded`` and ``Session.publish_staged`` (with ``StagedRange`` and
 ``BatchMarker`` from ``jms.broker.staging``) for writers that stage messages and publish them
-atomically.
+atomically. ``client_ssl_context(ca, cert, key)`` builds the ``ssl_context`` of a
+``stomp+ssl://`` factory from PEM files (a private CA, a client certificate).
 
 One implementation over a ``Transport``; ``memory://`` URLs use the in-process broker registry of
 ``jms.broker``. The client stamps headers and keeps acknowledgement bookkeeping; routing and
@@ -25,6 +26,7 @@ from jms.client.requestor import Requestor
 from jms.client.sequence_reader import EncodedPage, SequenceReader
 from jms.client.session import Session
 from jms.client.transport import RangeSource, TopicSubscription, Transport
+from jms.stomp.tls import TlsConfigError, client_ssl_context
 
 __all__ = [
     "BatchMarker",
@@ -47,6 +49,8 @@ __all__ = [
     "SequenceReader",
     "Session",
     "StagedRange",
+    "TlsConfigError",
     "TopicSubscription",
     "Transport",
+    "client_ssl_context",
 ]

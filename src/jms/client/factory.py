@@ -2,14 +2,17 @@
 
 The URL picks the transport: ``memory://`` (the process's default in-process broker),
 ``memory://NAME`` (a named one, shared by every factory naming it), ``embedded:///path`` (the
-process's in-process broker over the durable store in that directory) or ``stomp://HOST:PORT``
-(a broker over the network: a ``jms broker``, or another STOMP broker such as ActiveMQ). The options are
+process's in-process broker over the durable store in that directory), ``stomp://HOST:PORT``
+(a broker over the network: a ``jms broker``, or another STOMP broker such as ActiveMQ) or
+``stomp+ssl://HOST:PORT`` (the same over TLS: the server's certificate and host name are verified
+against the system trust store, or as the ``ssl_context`` option says). The options are
 ``ClientOptions``'. The factory holds configuration only; each ``create_connection`` opens a new
 connection.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -28,23 +31,30 @@ __all__ = ["ConnectionFactory"]
 _Opener = Callable[[str | None, str | None, str | None, Callable[[JMSException], None]], Transport]
 
 
-def _opener_for(url: str) -> _Opener:
+def _opener_for(url: str, ssl_context: ssl.SSLContext | None) -> _Opener:
     if not isinstance(url, str):
         raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
     scheme = url.partition("://")[0]
+    if ssl_context is not None and scheme != "stomp+ssl":
+        raise JMSException(
+            f"the ssl_context option is for stomp+ssl://HOST:PORT URLs; {url!r} does not use TLS"
+        )
     if scheme in EMBEDDED_SCHEMES:
         embedded_broker(url)  # refuses a malformed URL (or a locked store) now, not at connect
         return lambda user, password, client_id, on_lost: InProcessTransport(
             embedded_broker(url), user, password, client_id, on_lost
         )
-    if scheme == "stomp":
-        parse_stomp_url(url)  # refuses a malformed URL now rather than at the first connection
+    if scheme in ("stomp", "stomp+ssl"):
+        # Refuses a malformed URL now rather than at the first connection.
+        _, _, tls = parse_stomp_url(url)
+        if tls and ssl_context is None:
+            ssl_context = ssl.create_default_context()
         return lambda user, password, client_id, on_lost: StompTransport(
-            url, user, password, client_id, on_lost
+            url, user, password, client_id, on_lost, ssl_context
         )
     raise JMSException(
         f"unsupported broker URL {url!r}: this provider connects to memory://, memory://NAME, "
-        "embedded:///path/to/store-directory and stomp://HOST:PORT"
+        "embedded:///path/to/store-directory, stomp://HOST:PORT and stomp+ssl://HOST:PORT"
     )
 
 
@@ -54,7 +64,7 @@ class ConnectionFactory:
     def __init__(self, url: str = "memory://", **options: Any) -> None:
         self._url = url
         self._options = ClientOptions.from_keywords(options)
-        self._opener = _opener_for(url)
+        self._opener = _opener_for(url, self._options.ssl_context)
 
     def __repr__(self) -> str:
         return f"ConnectionFactory({self._url!r})"

@@ -5,13 +5,17 @@
 - ``prefetch``: deliveries a consumer may hold before its application takes them (default 100);
 - ``max_deliveries``: the redelivery limit for messages these consumers fail, overriding the
   destination's policy (default: the policy's, 10 unless configured);
-- ``allowed_classes``: classes received ObjectMessages may deserialise, added to the defaults.
+- ``allowed_classes``: classes received ObjectMessages may deserialise, added to the defaults;
+- ``ssl_context``: an ``ssl.SSLContext`` for a ``stomp+ssl://`` URL — a private CA
+  (``ssl.create_default_context(cafile=...)``), a client certificate (``load_cert_chain``);
+  without it the system trust store verifies the server's certificate and host name.
 
 Configuration only: nothing here connects or holds state.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +33,7 @@ class ClientOptions:
     prefetch: int = DEFAULT_PREFETCH
     max_deliveries: int | None = None
     allowed_classes: tuple[type | str, ...] = ()
+    ssl_context: ssl.SSLContext | None = None
 
     @classmethod
     def from_keywords(cls, options: Mapping[str, Any]) -> ClientOptions:
@@ -57,6 +62,10 @@ class ClientOptions:
             raise ValueError(
                 "option max_deliveries must be an int of at least 1 or None; "
                 f"got {self.max_deliveries!r}"
+            )
+        if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
+            raise TypeError(
+                f"option ssl_context must be an ssl.SSLContext; got {self.ssl_context!r}"
             )
         for allowed in self.allowed_classes:
             if not isinstance(allowed, type | str):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
@@ -82,20 +83,24 @@ ASYNC_SEND_WINDOW: Final = 512
 _STAGE_FRAME_BYTES: Final = 4 * 1024 * 1024
 
 
-def parse_stomp_url(url: str) -> tuple[str, int]:
-    """``(host, port)`` of ``stomp://host:port``; ``JMSException`` for anything else."""
+def parse_stomp_url(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of ``stomp://host:port`` (tls False) or ``stomp+ssl://host:port``
+    (tls True); ``JMSException`` for anything else."""
     scheme, separator, rest = url.partition("://")
     host, colon, port_text = rest.rstrip("/").rpartition(":")
     if (
-        scheme != "stomp"
+        scheme not in ("stomp", "stomp+ssl")
         or not separator
         or not colon
         or not host
         or not port_text.isdigit()
         or not 0 < int(port_text) < 65536
     ):
-        raise JMSException(f"{url!r} is not a STOMP broker URL; expected stomp://HOST:PORT")
-    return host.strip("[]"), int(port_text)
+        raise JMSException(
+            f"{url!r} is not a STOMP broker URL; expected stomp://HOST:PORT or "
+            "stomp+ssl://HOST:PORT"
+        )
+    return host.strip("[]"), int(port_text), scheme == "stomp+ssl"
 
 
 class _Subscription:
@@ -179,9 +184,11 @@ class StompTransport(Transport):
         password: str | None,
         client_id: str | None,
         on_close: Callable[[JMSException], None],
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._url = url
-        self._host, self._port = parse_stomp_url(url)
+        self._host, self._port, _ = parse_stomp_url(url)
+        self._ssl_context = ssl_context
         self._user = user
         self._password = password
         self._on_close = on_close
@@ -208,6 +215,7 @@ class StompTransport(Transport):
             limits=_LIMITS,
             on_message=self._on_message,
             on_lost=self._lost,
+            ssl_context=self._ssl_context,
         )
         self._extended = client.connected.header(_EXTENSIONS[0]) == _EXTENSIONS[1]
         max_body = client.connected.header(_MAX_BODY_HEADER) if self._extended else None

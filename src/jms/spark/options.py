@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from jms.client import RangeSource, TopicSubscription
+from jms.client import (
+    Connection,
+    ConnectionFactory,
+    RangeSource,
+    TopicSubscription,
+    client_ssl_context,
+)
 from jms.errors import JMSException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
@@ -22,6 +28,7 @@ from jms.spark.offsets import LATEST, parse_offset_option
 __all__ = [
     "DEFAULT_MAX_OFFSETS_PER_PARTITION",
     "DEFAULT_PAGE_SIZE",
+    "BrokerAddress",
     "SinkOptions",
     "SourceOptions",
 ]
@@ -106,28 +113,68 @@ def _selector(options: _Options) -> str | None:
     return text
 
 
-def _broker(options: _Options) -> tuple[str, str | None, str | None]:
+@dataclass(frozen=True, slots=True)
+class BrokerAddress:
+    """How readers and writers reach the broker: its URL, the login, and for ``stomp+ssl://``
+    the PEM files of a private CA (``ca``) and of a client certificate (``cert``, ``key``),
+    paths that must exist where each reader and writer runs."""
+
+    url: str
+    user: str | None
+    password: str | None
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+
+    @staticmethod
+    def parse(options: Mapping[str, str]) -> BrokerAddress:
+        """The address the options ``url``, ``user``, ``password``, ``ca``, ``cert``, ``key``
+        give; ``ValueError`` names a missing or misplaced one."""
+        return _broker(_Options(options))
+
+    def factory(self, client_id: str | None = None) -> ConnectionFactory:
+        ssl_context = None
+        if self.url.startswith("stomp+ssl://"):
+            ssl_context = client_ssl_context(self.ca, self.cert, self.key)
+        return ConnectionFactory(self.url, client_id=client_id, ssl_context=ssl_context)
+
+    def connect(self) -> Connection:
+        return self.factory().create_connection(self.user, self.password)
+
+
+def _broker(options: _Options) -> BrokerAddress:
     url = options.text("url")
     if url is None or not url.strip():
         raise ValueError(
             "option url is missing; give the broker's URL, e.g. stomp://HOST:61613 (Spark runs "
             "readers and writers in other processes, so they need a broker on the network)"
         )
-    return url.strip(), options.text("user"), options.text("password")
+    url = url.strip()
+    if not url.startswith("stomp+ssl://"):
+        for name in ("ca", "cert", "key"):
+            options.refuse(name, f"is for a stomp+ssl:// broker URL; option url is {url!r}")
+    if (options.text("cert") is None) != (options.text("key") is None):
+        raise ValueError("options cert and key go together: a client certificate and its key")
+    return BrokerAddress(
+        url,
+        options.text("user"),
+        options.text("password"),
+        options.text("ca"),
+        options.text("cert"),
+        options.text("key"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class SourceOptions:
     """What ``spark.read``/``readStream.format("jms")`` reads (see docs/spark.md, options).
 
-    Exactly one of ``url`` (a broker) and ``store`` (a store directory, read-only) is set.
+    Exactly one of ``broker`` and ``store`` (a store directory, read-only) is set.
     ``starting``/``ending`` are next sequence numbers, ``EARLIEST`` or ``LATEST``.
     """
 
-    url: str | None
+    broker: BrokerAddress | None
     store: str | None
-    user: str | None
-    password: str | None
     destination: Queue | Topic
     subscription_name: str | None
     client_id: str | None
@@ -157,8 +204,8 @@ class SourceOptions:
     def parse(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
         found = _Options(options)
         store = found.text("store")
+        broker = None
         if store is not None:
-            url, user, password = None, None, None
             found.refuse("url", "cannot be given with option store: read a broker or a store")
             if streaming:
                 raise ValueError(
@@ -171,7 +218,7 @@ class SourceOptions:
                 "jms.spark.selector_to_column(...) instead",
             )
         else:
-            url, user, password = _broker(found)
+            broker = _broker(found)
         destination = _destination(found, "destination", required=True)
         assert destination is not None
         subscription_name = found.text("subscriptionName")
@@ -215,10 +262,8 @@ class SourceOptions:
         page_size = found.integer("pageSize", DEFAULT_PAGE_SIZE, 1)
         assert min_partitions is not None and per_partition is not None and page_size is not None
         return SourceOptions(
-            url=url,
+            broker=broker,
             store=store,
-            user=user,
-            password=password,
             destination=destination,
             subscription_name=subscription_name,
             client_id=client_id,
@@ -243,9 +288,7 @@ class SinkOptions:
     ``batchId`` option (for ``foreachBatch``), which needs ``sinkId``.
     """
 
-    url: str
-    user: str | None
-    password: str | None
+    broker: BrokerAddress
     destination: Queue | Topic | None
     sink_id: str | None
     batch_id: int | None
@@ -253,7 +296,7 @@ class SinkOptions:
     @staticmethod
     def parse(options: Mapping[str, str], *, streaming: bool) -> SinkOptions:
         found = _Options(options)
-        url, user, password = _broker(found)
+        broker = _broker(found)
         sink_id = found.text("sinkId")
         if sink_id is not None:
             sink_id = sink_id.strip()
@@ -279,9 +322,7 @@ class SinkOptions:
                 f"option batchId ({batch_id}) needs option sinkId: a batch id is remembered per sink"
             )
         return SinkOptions(
-            url=url,
-            user=user,
-            password=password,
+            broker=broker,
             destination=_destination(found, "destination", required=False),
             sink_id=sink_id,
             batch_id=batch_id,

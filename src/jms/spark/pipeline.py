@@ -16,6 +16,7 @@ Apart from that check, this module only composes DataFrames; reading and writing
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 import uuid
@@ -23,10 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jms.client import ConnectionFactory
 from jms.errors import JMSException, JMSSecurityException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
+from jms.spark.options import BrokerAddress
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -60,6 +61,9 @@ class Pipeline:
     client_id: str | None = None
     user: str | None = None
     password: str | None = None
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
     max_offsets_per_trigger: int | None = None
     trigger_seconds: float = 1.0
 
@@ -92,6 +96,19 @@ class Pipeline:
             raise ValueError("--max-per-trigger is for --stream pipelines")
 
     @property
+    def broker_options(self) -> dict[str, str]:
+        """The options of the jms source and sink that say how to reach the broker."""
+        options = {
+            "url": self.url,
+            "user": self.user,
+            "password": self.password,
+            "ca": self.ca,
+            "cert": self.cert,
+            "key": self.key,
+        }
+        return {name: value for name, value in options.items() if value is not None}
+
+    @property
     def parquet_path(self) -> str | None:
         """The directory of a ``parquet:`` target, None for a destination."""
         text = self.target.strip()
@@ -117,12 +134,12 @@ def check_broker(pipeline: Pipeline) -> None:
     with one line saying what to do when the broker is down or refuses the login — so that the
     CLI says so before it spends seconds starting Spark, whose tasks would fail on it anyway."""
     try:
-        ConnectionFactory(pipeline.url).create_connection(pipeline.user, pipeline.password).close()
+        BrokerAddress.parse(pipeline.broker_options).connect().close()
     except JMSSecurityException as error:
         raise ValueError(f"{error.reason}; check --user and --password") from None
     except JMSException as error:
         cause = error.get_linked_exception()
-        if isinstance(cause, OSError):
+        if isinstance(cause, OSError) and not isinstance(cause, ssl.SSLError):
             reason = (cause.strerror or str(cause)).lower()
             raise ValueError(
                 f"cannot reach the broker at {pipeline.url} ({reason}); "
@@ -153,13 +170,11 @@ class PipelineResult:
 def _source_frame(spark: SparkSession, pipeline: Pipeline) -> DataFrame:
     reader: Any = spark.readStream if pipeline.stream else spark.read
     options = {
-        "url": pipeline.url,
+        **pipeline.broker_options,
         "destination": pipeline.source.strip(),
         "selector": pipeline.selector,
         "subscriptionName": pipeline.subscription_name,
         "clientId": pipeline.client_id,
-        "user": pipeline.user,
-        "password": pipeline.password,
         "startingOffsets": "earliest",
         "minPartitions": str(spark.sparkContext.defaultParallelism),
         "maxOffsetsPerTrigger": (
@@ -176,12 +191,7 @@ def _source_frame(spark: SparkSession, pipeline: Pipeline) -> DataFrame:
 
 
 def _jms_options(pipeline: Pipeline) -> dict[str, str]:
-    options = {"url": pipeline.url, "destination": pipeline.target.strip()}
-    if pipeline.user is not None:
-        options["user"] = pipeline.user
-    if pipeline.password is not None:
-        options["password"] = pipeline.password
-    return options
+    return {**pipeline.broker_options, "destination": pipeline.target.strip()}
 
 
 def run_pipeline(

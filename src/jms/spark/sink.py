@@ -51,7 +51,6 @@ from pyspark.sql.types import StructType
 from jms.client import (
     BatchMarker,
     Connection,
-    ConnectionFactory,
     StagedRange,
 )
 from jms.message import Queue
@@ -84,7 +83,7 @@ class StagedPartition(WriterCommitMessage):
 
 
 def _connect(options: SinkOptions) -> Connection:
-    return ConnectionFactory(options.url).create_connection(options.user, options.password)
+    return options.broker.connect()
 
 
 def stage(

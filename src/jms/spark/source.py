@@ -34,7 +34,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from jms.client import Connection, ConnectionFactory, SequenceReader, TopicSubscription
+from jms.client import Connection, SequenceReader, TopicSubscription
 from jms.errors import InvalidDestinationException
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.offsets import (
@@ -68,8 +68,8 @@ class RangePartition(InputPartition):
 
 
 def _connect(options: SourceOptions) -> Connection:
-    assert options.url is not None
-    return ConnectionFactory(options.url).create_connection(options.user, options.password)
+    assert options.broker is not None
+    return options.broker.connect()
 
 
 def _store_pages(options: SourceOptions, part: RangePartition) -> Iterator[list[bytes]]:
@@ -232,9 +232,10 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except InvalidDestinationException:
             pass
         options = self._options
-        assert options.url is not None
-        factory = ConnectionFactory(options.url, client_id=source.client_id)
-        with factory.create_connection(options.user, options.password) as connection:
+        broker = options.broker
+        assert broker is not None
+        factory = broker.factory(client_id=source.client_id)
+        with factory.create_connection(broker.user, broker.password) as connection:
             session = connection.create_session()
             if source.client_id is None:  # without a client ID, only a shared one can exist
                 consumer = session.create_shared_durable_consumer(

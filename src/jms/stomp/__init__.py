@@ -10,7 +10,8 @@ Around that core, each in its module: ``mapping`` (JMS messages and destinations
 ActiveMQ maps them), ``server`` (the asyncio ``StompServer`` in front of a broker), ``durability``
 (store waits off the event loop), ``service`` (``jms broker``, and ``ServerThread`` to serve a
 broker from a thread), ``client`` (a blocking ``StompClient``), ``admin`` (stats and purge
-requests) and ``metrics`` (Prometheus text over HTTP).
+requests), ``metrics`` (Prometheus text over HTTP) and ``tls`` (the server's and clients'
+``ssl.SSLContext``, checked with one-line errors).
 """
 
 from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState, required_headers

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import queue
+import ssl
 from typing import Any, Final
 
 from jms.errors import JMSException
@@ -36,6 +37,7 @@ class AdminClient:
         user: str | None = None,
         password: str | None = None,
         timeout_s: float = 10.0,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._timeout_s = timeout_s
         self._replies: queue.SimpleQueue[Frame] = queue.SimpleQueue()
@@ -47,6 +49,7 @@ class AdminClient:
             passcode=password,
             connect_timeout_s=timeout_s,
             on_message=self._replies.put,
+            ssl_context=ssl_context,
         )
         self._client.request(
             Frame("SUBSCRIBE", (("id", "jms-admin"), ("destination", _REPLIES), ("ack", "auto")))

@@ -5,7 +5,9 @@ It connects (CONNECT, then CONNECTED or ERROR within a timeout), writes frames f
 came back), and reads on its own thread: MESSAGE frames go to ``on_message``, RECEIPTs release
 their ``request``, and an ERROR, a closed socket or a server silent past its heart-beat promise
 end the connection — every waiting ``request`` raises, and ``on_lost`` is told once, unless the
-application closed the connection itself. It sends heart-beats while idle. There is no
+application closed the connection itself. It sends heart-beats while idle. Given an
+``ssl_context`` it speaks TLS and verifies the server as that context says (certificate and
+host name, by default); a server it cannot verify is refused with the reason. There is no
 reconnect: a lost connection stays lost. It never interprets messages or subscriptions: that is
 the transport's job above it (``jms.client.stomp_transport``).
 """
@@ -15,11 +17,12 @@ from __future__ import annotations
 import itertools
 import select
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
-from contextlib import suppress
-from typing import Final
+from contextlib import AbstractContextManager, nullcontext, suppress
+from typing import Any, Final
 
 import jms.errors
 from jms.errors import JMSException
@@ -32,6 +35,7 @@ __all__ = ["StompClient", "error_from_frame"]
 
 _READ_SIZE: Final = 256 * 1024
 _HEART_BEAT_TOLERANCE: Final = 2.0
+_TLS_WAIT_S: Final = 1.0  # longest wait for room to write before trying again
 
 
 def error_from_frame(frame: Frame, where: str) -> Exception:
@@ -98,8 +102,9 @@ class StompClient:
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
         on_message: Callable[[Frame], None] = lambda frame: None,
         on_lost: Callable[[JMSException], None] = lambda error: None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        self.where = f"stomp://{host}:{port}"
+        self.where = f"stomp{'' if ssl_context is None else '+ssl'}://{host}:{port}"
         self._on_message = on_message
         self._on_lost = on_lost
         self._write_lock = threading.Lock()
@@ -118,13 +123,22 @@ class StompClient:
             ) from error
         try:
             self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if ssl_context is not None:
+                self._socket = self._start_tls(ssl_context, host)
             self.connected = self._handshake(
                 login, passcode, client_id, extra_headers, heart_beat, connect_timeout_s
             )
         except BaseException:
             self._socket.close()
             raise
-        self._socket.settimeout(None)
+        # OpenSSL must not read and write one connection at the same time: over TLS the socket
+        # is non-blocking and each read or write holds this lock (never while waiting).
+        self._tls_lock: AbstractContextManager[Any] = nullcontext()
+        if isinstance(self._socket, ssl.SSLSocket):
+            self._tls_lock = threading.Lock()
+            self._socket.setblocking(False)
+        else:
+            self._socket.settimeout(None)
         self.version = Version(self.connected.header("version") or "1.0")
         self._parser.version = self.version
         server_offer = HeartBeatOffer.parse(self.connected.header("heart-beat"))
@@ -137,6 +151,28 @@ class StompClient:
             target=self._read_loop, name=f"jms-stomp-reader[{self.where}]", daemon=True
         )
         self._reader.start()
+
+    def _start_tls(self, context: ssl.SSLContext, host: str) -> socket.socket:
+        try:
+            return context.wrap_socket(self._socket, server_hostname=host)
+        except ssl.SSLCertVerificationError as error:
+            raise JMSException(
+                f"refusing {self.where}: its TLS certificate cannot be verified: "
+                f"{error.verify_message}{_verify_hint(error)}",
+                linked_exception=error,
+            ) from error
+        except ssl.SSLError as error:
+            raise JMSException(
+                f"the TLS handshake with {self.where} failed: {error.reason or error} (is it a "
+                "TLS port? a plain STOMP port is a stomp:// URL)",
+                linked_exception=error,
+            ) from error
+        except OSError as error:
+            raise JMSException(
+                f"the TLS handshake with {self.where} failed: {error.strerror or error} (is it a "
+                "TLS port? a plain STOMP port is a stomp:// URL)",
+                linked_exception=error,
+            ) from error
 
     def _handshake(
         self,
@@ -167,8 +203,13 @@ class StompClient:
             except OSError as error:
                 raise JMSException(f"connecting to {self.where} failed: {error}") from error
             if not data:
+                hint = (
+                    " (so a broker refuses this client's certificate, or the lack of one)"
+                    if isinstance(self._socket, ssl.SSLSocket)
+                    else " (a TLS port?)"
+                )
                 raise JMSException(
-                    f"{self.where} closed the connection instead of answering CONNECT"
+                    f"{self.where} closed the connection instead of answering CONNECT{hint}"
                 )
             try:
                 for event in self._parser.feed(data):
@@ -199,12 +240,29 @@ class StompClient:
         self._check_usable()
         try:
             with self._write_lock:
-                self._socket.sendall(data)
+                self._send_all(data)
                 self._last_write = time.monotonic()
         except OSError as error:
             lost = JMSException(f"the connection to {self.where} was lost: {error}")
             self._lose(lost)
             raise lost from error
+
+    def _send_all(self, data: bytes) -> None:
+        """Write all of ``data`` (holding the write lock)."""
+        if not isinstance(self._socket, ssl.SSLSocket):
+            self._socket.sendall(data)
+            return
+        view = memoryview(data)
+        while view:
+            with self._tls_lock:
+                try:
+                    sent = self._socket.send(view)
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    sent = 0  # retried with the same bytes, as OpenSSL wants
+            if sent:
+                view = view[sent:]
+            else:
+                select.select([], [self._socket], [], _TLS_WAIT_S)
 
     def request(self, frame: Frame, timeout_s: float | None = None) -> Frame:
         """Write ``frame`` with a ``receipt`` header and wait for the RECEIPT (returned). An
@@ -287,9 +345,8 @@ class StompClient:
         tick = min(periods) / 2000 if periods else None
         try:
             while not self._closed:
-                readable, _, _ = select.select([sock], [], [], tick)
-                if readable:
-                    data = sock.recv(_READ_SIZE)
+                data = self._receive(sock, tick)
+                if data is not None:
                     if not data:
                         raise JMSException(f"{self.where} closed the connection")
                     self._last_read = time.monotonic()
@@ -304,6 +361,19 @@ class StompClient:
         except (OSError, ValueError) as error:
             self._lose(JMSException(f"the connection to {self.where} was lost: {error}"))
 
+    def _receive(self, sock: socket.socket, wait_s: float | None) -> bytes | None:
+        """What arrived within ``wait_s`` (None: nothing; ``b""``: the end of the stream)."""
+        with self._tls_lock:
+            # TLS may hold decrypted bytes the socket no longer shows as readable.
+            buffered = isinstance(sock, ssl.SSLSocket) and sock.pending()
+        if not buffered and not select.select([sock], [], [], wait_s)[0]:
+            return None
+        with self._tls_lock:
+            try:
+                return sock.recv(_READ_SIZE)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                return None  # a part of a TLS record: the rest is on its way
+
     def _keep_alive(self) -> None:
         now = time.monotonic()
         expect_ms = self.heart_beat.expect_every_ms
@@ -314,11 +384,12 @@ class StompClient:
             )
         send_ms = self.heart_beat.send_every_ms
         idle = send_ms and (now - self._last_write) * 1000 >= send_ms / 2
-        # Never block the reader: skip a beat when another thread is writing anyway.
+        # Never block the reader: skip a beat when another thread is writing anyway, or when
+        # the socket has no room for it (then a TLS write could not finish either).
         if idle and self._write_lock.acquire(blocking=False):
             try:
-                with suppress(BlockingIOError):
-                    self._socket.send(b"\n", socket.MSG_DONTWAIT)
+                if select.select([], [self._socket], [], 0)[1]:
+                    self._send_all(b"\n")
                     self._last_write = now
             finally:
                 self._write_lock.release()
@@ -356,3 +427,14 @@ class StompClient:
         if first and not self._closing:
             self._shut()
             self._on_lost(error)
+
+
+def _verify_hint(error: ssl.SSLCertVerificationError) -> str:
+    if error.verify_code in (2, 19, 20, 21):  # unknown issuer, self-signed somewhere in the chain
+        return (
+            " (its issuer is not in this client's trust store: for a private CA pass "
+            "ssl_context=ssl.create_default_context(cafile=CA_PEM), or --ca CA_PEM on the command line)"
+        )
+    if error.verify_code in (62, 64):  # X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
+        return " (connect with a host name the certificate names)"
+    return ""

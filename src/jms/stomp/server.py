@@ -28,6 +28,7 @@ import asyncio
 import itertools
 import json
 import logging
+import ssl
 import threading
 import time
 import uuid
@@ -48,7 +49,7 @@ from jms.broker import (
     SubscriptionName,
     wall_clock_ms,
 )
-from jms.broker.security import Action, Security
+from jms.broker.security import Action, LoginThrottle, Security
 from jms.broker.staging import split_stage_frames
 from jms.errors import (
     IllegalStateException,
@@ -82,10 +83,12 @@ from jms.stomp.mapping import (
 from jms.stomp.negotiation import HeartBeatOffer
 from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, packed_parts
 from jms.stomp.parser import FrameLimits
+from jms.stomp.tls import certificate_subject
 from jms.store import Completion
 
 __all__ = [
     "DEFAULT_PORT",
+    "DEFAULT_TLS_PORT",
     "EXTENSIONS_HEADER",
     "MAX_BODY_HEADER",
     "STOMP_DEFAULT_PREFETCH",
@@ -97,6 +100,8 @@ logger = logging.getLogger(__name__)
 
 #: The STOMP port, as ActiveMQ and most brokers use it.
 DEFAULT_PORT: Final = 61613
+#: The STOMP-over-TLS port, as ActiveMQ and RabbitMQ use it.
+DEFAULT_TLS_PORT: Final = 61614
 #: Prefetch of a subscription without ``activemq.prefetchSize`` (ActiveMQ's STOMP default).
 STOMP_DEFAULT_PREFETCH: Final = 1000
 #: CONNECT/CONNECTED header by which a ``jms`` client and server agree on the jms extensions.
@@ -137,7 +142,9 @@ class ServerCounters:
 
 
 class StompServer:
-    """Serves ``broker`` over STOMP on ``host:port`` (port 0 picks a free one).
+    """Serves ``broker`` over STOMP on ``host:port`` (port 0 picks a free one; None: no plain
+    listener) and, given ``ssl_context`` (``jms.stomp.tls.ServerTls.context()``), over TLS on
+    ``host:tls_port``. Both listeners share the connections, counters and login throttle.
 
     ``security`` authenticates logins and authorizes each action (``None``: anonymous clients
     allowed everything). ``store`` is the ``DeferredStore`` the broker was built on, if any: with
@@ -145,6 +152,7 @@ class StompServer:
     which is right for a memory store). ``heart_beat`` is what CONNECTED offers; a client that
     promised heart-beats and is silent for ``heart_beat_tolerance`` times the interval is
     disconnected, as is one that sends no CONNECT within ``connect_timeout_s``.
+    ``login_throttle`` slows down the logins of a client address after it failed to log in.
     """
 
     def __init__(
@@ -152,14 +160,19 @@ class StompServer:
         broker: Broker,
         *,
         host: str = "127.0.0.1",
-        port: int = DEFAULT_PORT,
+        port: int | None = DEFAULT_PORT,
+        tls_port: int = DEFAULT_TLS_PORT,
+        ssl_context: ssl.SSLContext | None = None,
         security: Security | None = None,
         store: DeferredStore | None = None,
         heart_beat: HeartBeatOffer = HeartBeatOffer(10_000, 10_000),  # noqa: B008 - frozen
         heart_beat_tolerance: float = 2.0,
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
         connect_timeout_s: float = 30.0,
+        login_throttle: LoginThrottle | None = None,
     ) -> None:
+        if port is None and ssl_context is None:
+            raise ValueError("a StompServer needs a port, an ssl_context, or both")
         if heart_beat_tolerance < 1.0:
             raise ValueError(
                 f"heart_beat_tolerance must be at least 1.0; got {heart_beat_tolerance}"
@@ -173,35 +186,69 @@ class StompServer:
         self.limits = limits
         self.connect_timeout_s = connect_timeout_s
         self.counters = ServerCounters()
+        self.login_throttle = login_throttle if login_throttle is not None else LoginThrottle()
         self.server_header = f"jms/{_server_version()}"
-        self._requested_port = port
+        self._requested_ports = {False: port, True: tls_port if ssl_context is not None else None}
+        self._ssl_context = ssl_context
         self._instance = uuid.uuid4().hex[:12]
         self._connection_numbers = itertools.count(1)
         self._connections: set[_ClientConnection] = set()
-        self._server: asyncio.Server | None = None
+        self._servers: dict[bool, asyncio.Server] = {}  # by whether it speaks TLS
         self._waiter: CompletionWaiter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
         """Start listening; returns once the socket is bound."""
-        if self._server is not None:
+        if self._waiter is not None:
             raise IllegalStateException("this StompServer is already started")
         self._loop = asyncio.get_running_loop()
         self._waiter = CompletionWaiter(self._loop)
-        self._server = await self._loop.create_server(
-            lambda: _ClientConnection(self), self.host, self._requested_port
-        )
+        try:
+            for tls, port in self._requested_ports.items():
+                if port is not None:
+                    self._servers[tls] = await self._loop.create_server(
+                        lambda: _ClientConnection(self),
+                        self.host,
+                        port,
+                        ssl=self._ssl_context if tls else None,
+                    )
+        except BaseException:
+            await self.close()
+            raise
+
+    def _bound_port(self, tls: bool) -> int:
+        server = self._servers.get(tls)
+        if server is None or not server.sockets:
+            kind = "TLS" if tls else "plain"
+            raise IllegalStateException(f"the server has no {kind} STOMP listener")
+        return int(server.sockets[0].getsockname()[1])
 
     @property
     def port(self) -> int:
-        """The port actually bound (useful with port 0)."""
-        if self._server is None or not self._server.sockets:
-            raise IllegalStateException("the server is not listening")
-        return int(self._server.sockets[0].getsockname()[1])
+        """The plain listener's port actually bound (useful with port 0)."""
+        return self._bound_port(False)
+
+    @property
+    def tls_port(self) -> int:
+        """The TLS listener's port actually bound."""
+        return self._bound_port(True)
 
     @property
     def url(self) -> str:
-        return f"stomp://{self.host}:{self.port}"
+        """Where clients connect: the plain listener, or the TLS one when there is no other."""
+        return self.urls[0]
+
+    @property
+    def urls(self) -> list[str]:
+        """Every listener's URL, plain first."""
+        if not self._servers:
+            raise IllegalStateException("the server is not listening")
+        return [
+            f"stomp+ssl://{self.host}:{self.tls_port}"
+            if tls
+            else f"stomp://{self.host}:{self.port}"
+            for tls in sorted(self._servers)
+        ]
 
     @property
     def connection_count(self) -> int:
@@ -210,26 +257,27 @@ class StompServer:
     async def close(self) -> None:
         """Stop listening, end every connection (what they held goes back to the broker), and
         wait for outstanding store completions. The broker itself stays open."""
-        if self._server is None:
+        if self._waiter is None:
             return
-        self._server.close()
+        for server in self._servers.values():
+            server.close()
         for connection in list(self._connections):
             connection.shut_down("the broker is shutting down")
-        await self._server.wait_closed()
+        for server in self._servers.values():
+            await server.wait_closed()
         for _ in range(100):
             if not self._connections:
                 break
             await asyncio.sleep(0.01)
-        if self._waiter is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
-            self._waiter = None
-        self._server = None
+        await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
+        self._waiter = None
+        self._servers.clear()
 
     def connection_protocol(self) -> asyncio.Protocol:
         """A new client connection for a transport other than this server's own listener (the
         WebSocket endpoint of ``jms.web``): the same frame handling, security, limits and
         heart-beats, counted among this server's connections."""
-        if self._server is None:
+        if self._waiter is None:
             raise IllegalStateException("the StompServer is not started")
         return _ClientConnection(self)
 
@@ -317,6 +365,8 @@ class _ClientConnection(asyncio.Protocol):
         self._session_id = server._next_session_id()
         self._transport: asyncio.Transport | None = None
         self._peer = "?"
+        self._address = "?"  # the peer's IP address: what failed logins are counted by
+        self._certificate_subject: str | None = None  # of a verified TLS client certificate
         self._broker_id: int | None = None
         self._principal = "anonymous"
         self._extensions = False
@@ -368,6 +418,11 @@ class _ClientConnection(asyncio.Protocol):
         transport.set_write_buffer_limits(high=_HIGH_WATER)
         peer = transport.get_extra_info("peername")
         self._peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self._address = str(peer[0]) if isinstance(peer, tuple) else self._peer
+        tls = transport.get_extra_info("ssl_object")
+        certificate = tls.getpeercert() if tls is not None else None
+        if certificate:  # only ever a verified one: unverified certificates fail the handshake
+            self._certificate_subject = certificate_subject(certificate)
         self._server._connections.add(self)
         self._counters.connections_total += 1
         self._timer = self._loop.call_later(self._server.connect_timeout_s, self._connect_timed_out)
@@ -486,36 +541,85 @@ class _ClientConnection(asyncio.Protocol):
         passcode = frame.header("passcode")
         client_id = frame.header("client-id")
         self._extensions = frame.header(EXTENSIONS_HEADER) == _EXTENSIONS_VERSION
+        if self._timer is not None:  # CONNECT came; a throttled login may wait longer
+            self._timer.cancel()
+            self._timer = None
+        limit = self._server.connect_timeout_s
+        wait = self._server.login_throttle.wait(self._address, at_most_s=limit)
+        if wait > limit:
+            self._counters.connections_refused += 1
+            self._fail(
+                None,
+                JMSSecurityException(
+                    f"too many failed logins from {self._address}: try again in {wait:.0f} s"
+                ),
+            )
+            return
+        self._loop.call_later(wait, self._check_login, login, passcode, client_id)
+
+    def _check_login(self, login: str | None, passcode: str | None, client_id: str | None) -> None:
+        if self._closing:
+            return
         future = self._loop.run_in_executor(None, self._log_in, login, passcode, client_id)
         future.add_done_callback(lambda done: self._logged_in(done, login))
 
+    def _certificate_user(self) -> str | None:
+        subject = self._certificate_subject
+        return None if subject is None else self._security.certificate_user(subject)
+
     def _log_in(self, login: str | None, passcode: str | None, client_id: str | None) -> int:
-        """On an executor thread: check the login (hashing is slow) and open the broker side."""
-        if not self._security.authenticate(login, passcode):
+        """On an executor thread: check the login (hashing is slow) and open the broker side.
+        A verified client certificate that stands for a user logs that user in."""
+        user = self._certificate_user()
+        if user is not None and login and login != user:
+            raise JMSSecurityException(
+                f"login {login!r} refused: this connection's client certificate stands for "
+                f"user {user!r}"
+            )
+        if user is None and not self._security.authenticate(login, passcode):
             if login:
                 raise JMSSecurityException(f"login {login!r} refused: wrong user name or password")
             raise JMSSecurityException(
                 "this broker does not accept anonymous clients: CONNECT with login and passcode"
             )
         return self._broker.connect(
-            login or None, passcode, client_id=client_id or None, on_close=self._broker_closed
+            user or login or None,
+            passcode,
+            client_id=client_id or None,
+            on_close=self._broker_closed,
         )
 
     def _logged_in(self, done: asyncio.Future[int], login: str | None) -> None:
         error = done.exception()
+        throttle = self._server.login_throttle
+        failures = 0
+        if isinstance(error, JMSSecurityException):
+            failures = throttle.failed(self._address)
+        elif error is None:
+            throttle.succeeded(self._address)
         if self._closing:
             if error is None:
                 self._broker.disconnect(done.result())
             return
         if error is not None:
             self._counters.connections_refused += 1
+            slowdown = (
+                f" ({failures} failed login(s) in a row from {self._address}: its logins now "
+                f"wait {throttle.delay(failures):g} s each)"
+                if failures
+                else ""
+            )
             logger.warning(
-                "STOMP connection %s (%s) refused: %s", self._session_id, self._peer, error
+                "STOMP connection %s (%s) refused: %s%s",
+                self._session_id,
+                self._peer,
+                error,
+                slowdown,
             )
             self._fail(None, error)
             return
         self._broker_id = done.result()
-        self._principal = self._security.principal(login)
+        self._principal = self._security.principal(self._certificate_user() or login)
         logger.info(
             "STOMP connection %s (%s) opened by %s", self._session_id, self._peer, self._principal
         )

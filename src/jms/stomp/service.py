@@ -32,7 +32,8 @@ from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException
 from jms.stomp.durability import DeferredStore
-from jms.stomp.server import DEFAULT_PORT, StompServer
+from jms.stomp.server import DEFAULT_PORT, DEFAULT_TLS_PORT, StompServer
+from jms.stomp.tls import ServerTls
 from jms.store import MemoryStore
 from jms.store.sqlite import SQLiteStore
 from jms.web import HttpServer
@@ -56,15 +57,25 @@ DEFAULT_STORE = Path("jms-data")
 
 @dataclass(frozen=True, slots=True)
 class BrokerOptions:
-    """What ``jms broker`` runs. ``store`` None keeps messages in memory only."""
+    """What ``jms broker`` runs. ``store`` None keeps messages in memory only; ``port`` None
+    opens no plain STOMP listener; ``tls`` opens a TLS one on ``tls_port``."""
 
     store: Path | None = DEFAULT_STORE
     host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
+    port: int | None = DEFAULT_PORT
     config: Path | None = None
     metrics_port: int | None = None
     http_port: int | None = None
     allowed_origins: tuple[str, ...] = ()
+    tls: ServerTls | None = None
+    tls_port: int = DEFAULT_TLS_PORT
+
+    def __post_init__(self) -> None:
+        if self.port is None and self.tls is None:
+            raise ValueError(
+                "without a plain STOMP listener the broker needs a TLS one: give --tls-cert "
+                "and --tls-key"
+            )
 
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
@@ -144,12 +155,21 @@ def _describe_auth(options: BrokerOptions, security: Security) -> str:
     return f"{security.describe()} ({options.config})"
 
 
+def _describe_listeners(server: StompServer, tls: ServerTls | None) -> str:
+    described = []
+    for url in server.urls:
+        kind = tls.describe() if tls is not None and url.startswith("stomp+ssl://") else "plain"
+        described.append(f"{url} ({kind})")
+    return ", ".join(described)
+
+
 async def serve(
     options: BrokerOptions, stop: asyncio.Event, announce: Callable[[str], None]
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
     shutdown line. Errors opening the config or the store propagate before anything listens."""
     security, policies = read_config(options.config)
+    ssl_context = options.tls.context() if options.tls is not None else None
     loop = asyncio.get_running_loop()
     if options.store is None:
         store = DeferredStore(MemoryStore())
@@ -174,13 +194,26 @@ async def serve(
         if pattern != "*":
             broker.set_policy(pattern, policy)
     server = StompServer(
-        broker, host=options.host, port=options.port, security=security, store=store
+        broker,
+        host=options.host,
+        port=options.port,
+        tls_port=options.tls_port,
+        ssl_context=ssl_context,
+        security=security,
+        store=store,
     )
     http_servers: list[HttpServer] = []
     try:
-        await _listen(server.start(), "STOMP", options.host, options.port, "--port")
+        await _listen(
+            server.start(),
+            "STOMP",
+            options.host,
+            (options.port, "--port"),
+            (options.tls_port if options.tls is not None else None, "--tls-port"),
+        )
         parts = [
-            f"jms broker {server.server_header.partition('/')[2]} listening on {server.url}",
+            f"jms broker {server.server_header.partition('/')[2]} listening on "
+            + _describe_listeners(server, options.tls),
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
         ]
@@ -189,7 +222,7 @@ async def serve(
                 server, options.host, options.http_port, allowed_origins=options.allowed_origins
             )
             http_servers.append(http)
-            await _listen(http.start(), "HTTP", options.host, options.http_port, "--http-port")
+            await _listen(http.start(), "HTTP", options.host, (options.http_port, "--http-port"))
             parts.append(
                 f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
             )
@@ -197,7 +230,7 @@ async def serve(
             metrics = HttpServer(server, options.host, options.metrics_port, console=False)
             http_servers.append(metrics)
             await _listen(
-                metrics.start(), "metrics", options.host, options.metrics_port, "--metrics-port"
+                metrics.start(), "metrics", options.host, (options.metrics_port, "--metrics-port")
             )
             parts.append(f"metrics: {metrics.url}/metrics")
         announce(" | ".join(parts))
@@ -211,16 +244,22 @@ async def serve(
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
 
 
-async def _listen(start: Awaitable[None], what: str, host: str, port: int, option: str) -> None:
-    """Await ``start`` (binding ``host:port``); an ``OSError`` says which port and what to do."""
+async def _listen(
+    start: Awaitable[None], what: str, host: str, *ports: tuple[int | None, str]
+) -> None:
+    """Await ``start`` (binding ``host`` on the ``(port, option)`` given, None: not bound); an
+    ``OSError`` says which port and what to do."""
     try:
         await start
     except OSError as error:
         reason = error.strerror or str(error)
         if error.errno == errno.EADDRINUSE:
             reason = "the port is in use (another broker?)"
+        bound = [(port, option) for port, option in ports if port is not None]
+        where = " or ".join(f"{host}:{port}" for port, _ in bound)
+        options = " or ".join(option for _, option in bound)
         raise OSError(
-            f"cannot listen for {what} on {host}:{port}: {reason}; choose another {option} "
+            f"cannot listen for {what} on {where}: {reason}; choose another {options} "
             "(0: any free port) or stop what uses it"
         ) from None
 
