@@ -28,7 +28,9 @@ from typing import Final
 
 __all__ = ["POSTGRESQL_BIN", "PostgreSQLServer"]
 
-POSTGRESQL_BIN: Final = Path(os.environ.get("JMS_TEST_POSTGRESQL_BIN", "/usr/lib/postgresql/15/bin"))
+POSTGRESQL_BIN: Final = Path(
+    os.environ.get("JMS_TEST_POSTGRESQL_BIN", "/usr/lib/postgresql/15/bin")
+)
 USER: Final = "jms"
 PASSWORD: Final = "jms-test-secret"
 _STARTUP_ATTEMPTS: Final = 3
@@ -181,7 +183,10 @@ class PostgreSQLServer:
             return False
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), 1),
+            ):
                 return True
             time.sleep(0.1)
         return False

@@ -39,7 +39,6 @@ import select
 import threading
 import time
 import urllib.parse
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Final, LiteralString
 
@@ -284,9 +283,7 @@ class PostgreSQLStore(MessageStore):
         for step in range(version, SCHEMA_VERSION):
             with self._writer.transaction():
                 self._writer.execute(_SCHEMA_STEPS[step])
-                self._writer.execute(
-                    "UPDATE jms.store_info SET schema_version = %s", (step + 1,)
-                )
+                self._writer.execute("UPDATE jms.store_info SET schema_version = %s", (step + 1,))
 
     def _schema_version(self) -> int:
         row = self._writer.execute("SELECT to_regclass('jms.store_info')").fetchone()
@@ -304,9 +301,7 @@ class PostgreSQLStore(MessageStore):
             "FROM jms.subscriptions ORDER BY key",
             (),
         )
-        sequences = self._read(
-            "SELECT log, greatest(last_seq, reserved) FROM jms.sequences", ()
-        )
+        sequences = self._read("SELECT log, greatest(last_seq, reserved) FROM jms.sequences", ())
         # One index probe per queue rather than a scan of every entry (a backlog may be large).
         queues = self._read(
             "WITH RECURSIVE q AS (SELECT min(queue) AS queue FROM jms.entries UNION ALL "
@@ -668,7 +663,10 @@ class _GroupWrites:
                 "INSERT INTO jms.entries (queue, seq, log, delivery_count) "
                 "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::integer[])",
                 _columns(
-                    [(queue, seq, log, count) for (queue, seq), (log, count) in self._entries.items()],
+                    [
+                        (queue, seq, log, count)
+                        for (queue, seq), (log, count) in self._entries.items()
+                    ],
                     4,
                 ),
             )
@@ -696,4 +694,3 @@ def _as_jms_error(error: BaseException) -> JMSException:
     return ResourceAllocationException(
         f"the store could not write: {error}", linked_exception=error
     )
-
