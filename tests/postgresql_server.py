@@ -105,17 +105,19 @@ class PostgreSQLServer:
             admin.execute(f"CREATE DATABASE {name}")
         return self.url(name)
 
-    def terminate_sessions(self, database_url: str) -> int:
-        """``pg_terminate_backend`` every session on the database of ``database_url`` but this
-        one's; how many it ended (cutting a broker off its store)."""
+    def terminate_sessions(self, database_url: str, pid: int | None = None) -> int:
+        """``pg_terminate_backend`` every session on the database of ``database_url`` (of the
+        jms process ``pid`` only, when given) but this one's; how many it ended (cutting a
+        broker off its store)."""
         import psycopg
 
         name = database_url.rpartition("/")[2]
+        application = "%" if pid is None else f"jms-store pid {pid}"
         with psycopg.connect(self.url(), autocommit=True) as admin:
             rows = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = %s AND pid <> pg_backend_pid()",
-                (name,),
+                "WHERE datname = %s AND pid <> pg_backend_pid() AND application_name LIKE %s",
+                (name, application),
             ).fetchall()
         return sum(1 for (ended,) in rows if ended)
 

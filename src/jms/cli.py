@@ -276,8 +276,14 @@ def _destination(text: str) -> jms.Destination:
 @app.command()
 def broker(
     store: Annotated[
-        Path, typer.Option("--store", help="Directory of the durable store (created if missing).")
-    ] = Path("jms-data"),
+        str,
+        typer.Option(
+            "--store",
+            help="Directory of the durable store (created if missing), or "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB: a PostgreSQL store, where several brokers "
+            "run as one active and standbys (docs/ha.md).",
+        ),
+    ] = "jms-data",
     memory: Annotated[
         bool, typer.Option("--memory", help="Keep messages in memory only (no store).")
     ] = False,
@@ -300,12 +306,13 @@ def broker(
     import logging
 
     from jms.stomp.service import BrokerOptions, run
+    from jms.store.location import is_postgresql_url
 
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     options = BrokerOptions(
-        store=None if memory else store,
+        store=None if memory else (store if is_postgresql_url(store) else Path(store)),
         host=host,
         port=port,
         config=config,

@@ -34,6 +34,7 @@ Reads use a connection of their own and see every committed batch.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import select
 import threading
@@ -70,21 +71,22 @@ __all__ = [
     "HEARTBEAT_S",
     "LOCK_KEY",
     "SCHEMA_VERSION",
-    "URL_SCHEMES",
+    "TAKEOVER_GRACE_S",
     "PostgreSQLStore",
     "describe_url",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: The URL schemes that name a PostgreSQL store (libpq accepts both).
-URL_SCHEMES: Final = ("postgresql", "postgres")
 #: The ``pg_advisory_lock`` key of a jms store ("jms_stor" in ASCII): one owner per database.
 LOCK_KEY: Final = 0x6A6D735F73746F72
 #: How often an idle writer proves its session alive with a query.
 HEARTBEAT_S: Final = 1.0
 #: How often an idle writer looks at its socket (a terminated session makes it readable).
 _WATCH_S: Final = 0.05
+#: How long a standby that got the lock waits before it writes: an active broker whose session the
+#: server ended notices within ``_WATCH_S`` and stops serving; this lets it finish first.
+TAKEOVER_GRACE_S: Final = 0.25
 #: How long a standby's lock request waits before it looks whether it was told to stop.
 _STANDBY_POLL_MS: Final = 500
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
@@ -233,7 +235,13 @@ class PostgreSQLStore(MessageStore):
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return psycopg.connect(self.url, autocommit=True, **_CONNECTION_OPTIONS)
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                # Names this process's sessions in pg_stat_activity (to watch or terminate them).
+                application_name=f"jms-store pid {os.getpid()}",
+                **_CONNECTION_OPTIONS,
+            )
         except psycopg.Error as error:
             raise ResourceAllocationException(
                 f"cannot connect to the store database {self.description}: {error}",
@@ -268,6 +276,7 @@ class PostgreSQLStore(MessageStore):
                     linked_exception=error,
                 ) from error
             execute("RESET lock_timeout")
+            time.sleep(TAKEOVER_GRACE_S)
             return
         raise IllegalStateException(
             f"stopped waiting for the store {self.description} (held by another broker)"
