@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
@@ -36,7 +37,18 @@ class _BrokerProcess:
 
     def __init__(self, store: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _RUN_CLI, "broker", "--store", store, "--port", "0"],
+            [
+                sys.executable,
+                "-c",
+                _RUN_CLI,
+                "broker",
+                "--store",
+                store,
+                "--port",
+                "0",
+                "--metrics-port",
+                "0",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -52,6 +64,17 @@ class _BrokerProcess:
         match = _LISTENING.search(line)
         assert match is not None, f"not a listening line: {line!r}; stderr: {self.stderr()}"
         return int(match.group(1))
+
+    @staticmethod
+    def active_metric(line: str) -> str:
+        """The ``jms_broker_active`` sample its metrics (named in ``line``) report."""
+        match = re.search(r"http://[\d.:]+/metrics", line)
+        assert match is not None, f"no metrics URL in {line!r}"
+        with urllib.request.urlopen(match.group(0), timeout=10) as response:
+            text = response.read().decode()
+        return next(
+            sample for sample in text.splitlines() if sample.startswith("jms_broker_active ")
+        )
 
     def stderr(self) -> str:
         if self.process.poll() is None:
@@ -110,13 +133,15 @@ def test_a_standby_takes_over_within_seconds_when_the_active_broker_is_killed(
                 line = standby.line(30)
                 assert "standby" in line and "not listening" in line, line
                 assert "jms-test-secret" not in line
+                assert standby.active_metric(line) == "jms_broker_active 0"
             os.kill(active.process.pid, signal.SIGKILL)
             killed_at = time.monotonic()
             streams = {standby.process.stdout: standby for standby in standbys}
             ready, _, _ = select.select(list(streams), [], [], _TAKEOVER_LIMIT_S)
             assert len(ready) == 1, f"{len(ready)} standbys spoke after the kill"
             taking_over = streams[ready[0]]
-            new_port = taking_over.port(taking_over.line(0))
+            line = taking_over.line(0)
+            new_port = taking_over.port(line)
             received = _receive_all(new_port, len(texts))
             serving_after = time.monotonic() - killed_at
             print(
@@ -124,6 +149,7 @@ def test_a_standby_takes_over_within_seconds_when_the_active_broker_is_killed(
             )
             assert sorted(received) == sorted(texts)
             assert serving_after < _TAKEOVER_LIMIT_S
+            assert taking_over.active_metric(line) == "jms_broker_active 1"
             # The other one still waits, and takes over in turn.
             (waiting,) = [s for s in standbys if s is not taking_over]
             assert waiting.process.poll() is None

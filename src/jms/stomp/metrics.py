@@ -2,8 +2,9 @@
 
 ``prometheus_text(server)`` renders one snapshot: per queue or subscription its depth, in-flight,
 consumers and counters (from ``Broker.stats()``), and the STOMP server's connection, frame, message
-and byte counters. ``MetricsServer`` answers ``GET /metrics`` (and ``GET /``) with it on its own
-port; anything else gets 404 or 405. It reads snapshots only: it never changes the broker, and it
+and byte counters; ``jms_broker_active`` is 1 (``STANDBY_TEXT``, all a standby broker serves, has
+it 0). ``MetricsServer`` answers ``GET /metrics`` (and ``GET /``) with it on its own port;
+anything else gets 404 or 405. It reads snapshots only: it never changes the broker, and it
 never holds a request open longer than a small timeout.
 """
 
@@ -15,7 +16,7 @@ from typing import Final
 
 from jms.stomp.server import StompServer
 
-__all__ = ["MetricsServer", "prometheus_text"]
+__all__ = ["STANDBY_TEXT", "MetricsServer", "prometheus_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,9 +28,17 @@ def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+_ACTIVE_HELP: Final = (
+    "# HELP jms_broker_active 1 when this broker serves, 0 while it waits as a standby.\n"
+    "# TYPE jms_broker_active gauge\n"
+)
+#: The metrics of a standby broker (docs/ha.md): it has no queues and no connections yet.
+STANDBY_TEXT: Final = _ACTIVE_HELP + "jms_broker_active 0\n"
+
+
 def prometheus_text(server: StompServer) -> str:
     """The metrics of ``server`` and its broker as Prometheus text exposition."""
-    lines: list[str] = []
+    lines: list[str] = [_ACTIVE_HELP + "jms_broker_active 1"]
 
     def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
         lines.append(f"# HELP {name} {help_text}")
@@ -147,9 +156,10 @@ def prometheus_text(server: StompServer) -> str:
 
 
 class MetricsServer:
-    """``GET /metrics`` over HTTP/1.0 on ``host:port`` (port 0 picks one)."""
+    """``GET /metrics`` over HTTP/1.0 on ``host:port`` (port 0 picks one): ``STANDBY_TEXT``
+    until it is given the ``StompServer`` to report on (``serve``)."""
 
-    def __init__(self, server: StompServer, host: str, port: int) -> None:
+    def __init__(self, server: StompServer | None, host: str, port: int) -> None:
         self._stomp = server
         self.host = host
         self._requested_port = port
@@ -166,6 +176,10 @@ class MetricsServer:
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/metrics"
+
+    def serve(self, server: StompServer) -> None:
+        """Report on ``server`` from now on (a standby became active)."""
+        self._stomp = server
 
     async def close(self) -> None:
         if self._server is not None:
@@ -184,7 +198,8 @@ class MetricsServer:
             elif path.split("?")[0] not in ("/metrics", "/"):
                 status, body = "404 Not Found", "metrics are at /metrics\n"
             else:
-                status, body = "200 OK", prometheus_text(self._stomp)
+                text = STANDBY_TEXT if self._stomp is None else prometheus_text(self._stomp)
+                status, body = "200 OK", text
             data = body.encode("utf-8")
             writer.write(
                 f"HTTP/1.0 {status}\r\nContent-Type: {_CONTENT_TYPE}\r\n"

@@ -119,15 +119,37 @@ async def serve(
     options: BrokerOptions, stop: asyncio.Event, announce: Callable[[str], None]
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
-    shutdown line. Errors opening the config or the store propagate before anything listens."""
+    shutdown line (and, for a standby, the line saying it waits). Errors opening the config or
+    the store propagate before the STOMP port listens."""
     security, policies = read_config(options.config)
+    metrics: MetricsServer | None = None
+    if options.metrics_port is not None:
+        metrics = MetricsServer(None, options.host, options.metrics_port)
+        await metrics.start()
+    try:
+        await _serve(options, stop, announce, security, policies, metrics)
+    finally:
+        if metrics is not None:
+            await metrics.close()
+
+
+async def _serve(
+    options: BrokerOptions,
+    stop: asyncio.Event,
+    announce: Callable[[str], None],
+    security: Security,
+    policies: list[tuple[str, DestinationPolicy]],
+    metrics: MetricsServer | None,
+) -> None:
     loop = asyncio.get_running_loop()
     lost: list[JMSException] = []
     if options.store is None:
         store = DeferredStore(MemoryStore())
         store_text = "in memory (not durable)"
     elif is_postgresql_url(options.store):
-        opened = await _open_shared_store(str(options.store), options, stop, announce, lost)
+        opened = await _open_shared_store(
+            str(options.store), options, stop, announce, lost, metrics
+        )
         if opened is None:
             announce("jms broker stopped: it was a standby and never became active")
             return
@@ -158,7 +180,6 @@ async def serve(
     server = StompServer(
         broker, host=options.host, port=options.port, security=security, store=store
     )
-    metrics: MetricsServer | None = None
     try:
         await server.start()
         parts = [
@@ -166,16 +187,13 @@ async def serve(
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
         ]
-        if options.metrics_port is not None:
-            metrics = MetricsServer(server, options.host, options.metrics_port)
-            await metrics.start()
+        if metrics is not None:
+            metrics.serve(server)
             parts.append(f"metrics: {metrics.url}")
         announce(" | ".join(parts))
         await stop.wait()
     finally:
         connections = server.connection_count
-        if metrics is not None:
-            await metrics.close()
         await server.close()
         await loop.run_in_executor(None, broker.close)
     if lost:
@@ -191,6 +209,7 @@ async def _open_shared_store(
     stop: asyncio.Event,
     announce: Callable[[str], None],
     lost: list[JMSException],
+    metrics: MetricsServer | None,
 ) -> MessageStore | None:
     """The PostgreSQL store at ``url``, once this broker holds its lock: while another broker
     does, this one is a standby — it says so and waits, listening on nothing — until it gets
@@ -206,6 +225,8 @@ async def _open_shared_store(
             f"jms broker standby: the store {describe_store(url)} is held by the "
             f"active broker; waiting to take over (not listening on {options.host}:{options.port})"
         )
+        if metrics is not None:
+            line += f" | metrics: {metrics.url}"
         loop.call_soon_threadsafe(announce, line)
 
     def store_lost(error: JMSException) -> None:
