@@ -9,8 +9,9 @@ returns its ``postgresql://`` URL, so tests never see each other's stores.
 ``PostgreSQLServer.unavailable()`` says why it cannot run here (no binaries, no psycopg, root
 without a ``postgres`` user), or None.
 
-The server runs with ``fsync=off``: the tests kill brokers, never the database server, so what
-PostgreSQL writes to its own disk is not what they check, and they run much faster.
+The server runs with ``fsync=off`` unless told otherwise: the tests kill brokers, never the
+database server, so what PostgreSQL writes to its own disk is not what they check, and they run
+much faster (a benchmark asks for ``fsync=True``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def _free_port() -> int:
 class PostgreSQLServer:
     """A running PostgreSQL on ``127.0.0.1:port`` (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, fsync: bool = False) -> None:
+        self.fsync = fsync
         self.port = 0
         self._directory: Path | None = None
         self._databases = 0
@@ -164,7 +166,7 @@ class PostgreSQLServer:
         assert self._directory is not None
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self._directory} "
-            "-c fsync=off -c full_page_writes=off -c max_connections=100"
+            f"-c fsync={'on' if self.fsync else 'off'} -c max_connections=100"
         )
         try:
             self._run(

@@ -281,7 +281,7 @@ def broker(
             "--store",
             help="Directory of the durable store (created if missing), or "
             "postgresql://USER:PASSWORD@HOST:PORT/DB: a PostgreSQL store, where several brokers "
-            "run as one active and standbys (docs/ha.md).",
+            "run as one active and standbys (docs/storage.md).",
         ),
     ] = "jms-data",
     memory: Annotated[
