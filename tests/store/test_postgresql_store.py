@@ -11,8 +11,13 @@ import time
 import psycopg
 import pytest
 
-from jms.errors import IllegalStateException, ResourceAllocationException
-from jms.message import BytesMessage, TextMessage
+from jms.errors import (
+    IllegalStateException,
+    InvalidDestinationException,
+    ResourceAllocationException,
+)
+from jms.message import BytesMessage, TextMessage, Topic
+from jms.message.codec import decode
 from jms.store import (
     AppendMessage,
     DurableSubscriptionRecord,
@@ -21,7 +26,12 @@ from jms.store import (
     SaveSubscription,
     SetDeliveryCount,
 )
-from jms.store.postgresql import SCHEMA_VERSION, PostgreSQLStore, describe_url
+from jms.store.postgresql import (
+    SCHEMA_VERSION,
+    PostgreSQLSnapshot,
+    PostgreSQLStore,
+    describe_url,
+)
 from tests.postgresql_server import PASSWORD, PostgreSQLServer
 from tests.store.test_sqlite_store import _one_group
 
@@ -244,3 +254,31 @@ def test_a_failing_batch_in_a_group_fails_alone(postgresql_url: str) -> None:
     with pytest.raises(IllegalStateException, match="not above"):
         store.submit([AppendMessage("queue://q", 2, TextMessage("x"), ("queue://q",))]).wait()
     store.close()
+
+
+def test_a_snapshot_reads_a_live_store_as_the_broker_would_show_it(postgresql_url: str) -> None:
+    store = PostgreSQLStore(postgresql_url)
+    record = DurableSubscriptionRecord("c:s", "c", "s", "topic://t", None, False, False)
+    store.submit([SaveSubscription(record)]).wait()
+    for seq in (1, 2, 3):
+        store.submit([AppendMessage("topic://t", seq, TextMessage(str(seq)), ("c:s",))]).wait()
+    store.submit([SetDeliveryCount("c:s", 2, 1)]).wait()
+    with PostgreSQLSnapshot(postgresql_url) as snapshot:  # the store stays open meanwhile
+        key = snapshot.queue_key(Topic("t"), "s", "c")
+        assert key == "c:s"
+        assert snapshot.sequence_bounds(key) == (1, 3)
+        assert snapshot.sequence_bounds("queue://none") is None
+        read = [(seq, decode(data)) for seq, data in snapshot.read_encoded(key, 2, 3, 10)]
+        assert [(seq, m.get_text(), m.get_jms_redelivered()) for seq, m in read] == [  # type: ignore[attr-defined]
+            (2, "2", True),
+            (3, "3", False),
+        ]
+        with pytest.raises(InvalidDestinationException, match="it is on topic://t"):
+            snapshot.queue_key(Topic("other"), "s", "c")
+        with pytest.raises(InvalidDestinationException, match="no durable subscription 'x'"):
+            snapshot.queue_key(Topic("t"), "x", "c")
+    store.close()
+    with psycopg.connect(postgresql_url, autocommit=True) as database:
+        database.execute("UPDATE jms.store_info SET schema_version = 7")
+    with pytest.raises(IllegalStateException, match="schema version 7"):
+        PostgreSQLSnapshot(postgresql_url)

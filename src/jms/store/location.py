@@ -1,7 +1,7 @@
 """Where a store is: a directory (the SQLite store) or a ``postgresql://`` URL (the PostgreSQL
 store) — one text names either, wherever a store is named (``jms broker --store``,
-``embedded://…`` broker URLs). ``jms.store.postgresql`` (and psycopg) is imported only when a URL
-names it."""
+``embedded://…`` broker URLs, the Spark source's ``store`` option, read through ``open_snapshot``).
+``jms.store.postgresql`` (and psycopg) is imported only when a URL names it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,17 @@ from types import ModuleType
 
 from jms.errors import JMSException
 from jms.store.base import MessageStore
+from jms.store.reading import SnapshotReader
+from jms.store.snapshot import StoreSnapshot
 from jms.store.sqlite import SQLiteStore
 
-__all__ = ["describe_store", "is_postgresql_url", "open_store", "postgresql_module"]
+__all__ = [
+    "describe_store",
+    "is_postgresql_url",
+    "open_snapshot",
+    "open_store",
+    "postgresql_module",
+]
 
 #: The URL schemes that name a PostgreSQL store (libpq accepts both).
 _POSTGRESQL_PREFIXES = ("postgresql://", "postgres://")
@@ -30,6 +38,14 @@ def open_store(location: str | os.PathLike[str]) -> MessageStore:
     if is_postgresql_url(location):
         return postgresql_module().PostgreSQLStore(str(location))
     return SQLiteStore(Path(location).expanduser().resolve())
+
+
+def open_snapshot(location: str | os.PathLike[str]) -> SnapshotReader:
+    """A read-only view of the store at ``location``; close it after use."""
+    if is_postgresql_url(location):
+        snapshot: SnapshotReader = postgresql_module().PostgreSQLSnapshot(str(location))
+        return snapshot
+    return StoreSnapshot(location)
 
 
 def describe_store(location: str | os.PathLike[str]) -> str:

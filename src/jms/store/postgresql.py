@@ -47,7 +47,7 @@ import psycopg
 import psycopg.errors
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
-from jms.message.codec import decode, encode
+from jms.message.codec import decode, encode, with_redelivered
 from jms.store.base import (
     AddDestination,
     AppendMessage,
@@ -66,12 +66,14 @@ from jms.store.base import (
     StoreOperation,
 )
 from jms.store.pending import PendingBatch
+from jms.store.reading import SnapshotReader
 
 __all__ = [
     "HEARTBEAT_S",
     "LOCK_KEY",
     "SCHEMA_VERSION",
     "TAKEOVER_GRACE_S",
+    "PostgreSQLSnapshot",
     "PostgreSQLStore",
     "describe_url",
 ]
@@ -283,7 +285,7 @@ class PostgreSQLStore(MessageStore):
         )
 
     def _migrate(self) -> None:
-        version = self._schema_version()
+        version = _schema_version(self._writer)
         if version > SCHEMA_VERSION:
             raise IllegalStateException(
                 f"the store {self.description} has schema version {version}; this jms reads "
@@ -293,13 +295,6 @@ class PostgreSQLStore(MessageStore):
             with self._writer.transaction():
                 self._writer.execute(_SCHEMA_STEPS[step])
                 self._writer.execute("UPDATE jms.store_info SET schema_version = %s", (step + 1,))
-
-    def _schema_version(self) -> int:
-        row = self._writer.execute("SELECT to_regclass('jms.store_info')").fetchone()
-        if row is None or row[0] is None:
-            return 0
-        (version,) = self._writer.execute("SELECT schema_version FROM jms.store_info").fetchone()  # type: ignore[misc]
-        return int(version)
 
     # -- MessageStore -------------------------------------------------------------------------
 
@@ -572,6 +567,54 @@ class PostgreSQLStore(MessageStore):
             raise IllegalStateException(f"store: unknown operation {operation!r}")
 
 
+class PostgreSQLSnapshot(SnapshotReader):
+    """The PostgreSQL store at ``url``, read-only, for readers such as the Spark source: what
+    ``jms.store.snapshot.StoreSnapshot`` is to a SQLite directory, on a live store. It reads in
+    one read-only transaction (a consistent snapshot of committed batches), takes no lock, and
+    refuses a schema version other than the one this jms reads. A context manager."""
+
+    def __init__(self, url: str) -> None:
+        self.description = describe_url(url)
+        self.label = f"the store {self.description}"
+        try:
+            self._db = psycopg.connect(url, **_CONNECTION_OPTIONS)
+            self._db.read_only = True
+            self._db.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            version = _schema_version(self._db)
+        except psycopg.Error as error:
+            raise IllegalStateException(
+                f"cannot read the store {self.description}: {error}"
+            ) from error
+        self._require_schema(version, SCHEMA_VERSION)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _subscription(
+        self, subscription_name: str | None, client_id: str | None
+    ) -> tuple[str, str] | None:
+        row = self._db.execute(
+            "SELECT key, topic FROM jms.subscriptions "
+            "WHERE name = %s AND client_id IS NOT DISTINCT FROM %s",
+            (subscription_name, client_id),
+        ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def sequence_bounds(self, key: str) -> tuple[int, int] | None:
+        row = self._db.execute(
+            "SELECT min(seq), max(seq) FROM jms.entries WHERE queue = %s", (key,)
+        ).fetchone()
+        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+
+    def read_encoded(
+        self, key: str, start_seq: int, end_seq: int, limit: int
+    ) -> list[tuple[int, bytes]]:
+        rows = self._db.execute(
+            _ENTRY_ROWS, (key, start_seq, end_seq, limit), binary=True
+        ).fetchall()
+        return [(int(seq), with_redelivered(data, count > 0)) for seq, _, count, data in rows]
+
+
 class _GroupWrites:
     """The net effect of a run of sends, delivery records and acknowledgements, written with one
     statement per table: a message acknowledged in the run it was sent in is never written, a
@@ -688,6 +731,15 @@ class _GroupWrites:
                 _columns(list(self._appended.items()), 2),
             )
             self._appended = {}
+
+
+def _schema_version(connection: psycopg.Connection[Any]) -> int:
+    """The schema version of the store in ``connection``'s database; 0 where there is none."""
+    row = connection.execute("SELECT to_regclass('jms.store_info')").fetchone()
+    if row is None or row[0] is None:
+        return 0
+    (version,) = connection.execute("SELECT schema_version FROM jms.store_info").fetchone()  # type: ignore[misc]
+    return int(version)
 
 
 def _columns(rows: list[tuple[Any, ...]], width: int) -> tuple[list[Any], ...]:
