@@ -282,3 +282,8 @@ def test_a_snapshot_reads_a_live_store_as_the_broker_would_show_it(postgresql_ur
         database.execute("UPDATE jms.store_info SET schema_version = 7")
     with pytest.raises(IllegalStateException, match="schema version 7"):
         PostgreSQLSnapshot(postgresql_url)
+
+
+def test_a_snapshot_of_a_database_without_a_store_says_so(postgresql_url: str) -> None:
+    with pytest.raises(IllegalStateException, match="holds no jms store"):
+        PostgreSQLSnapshot(postgresql_url)

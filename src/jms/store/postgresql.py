@@ -585,6 +585,11 @@ class PostgreSQLSnapshot(SnapshotReader):
             raise IllegalStateException(
                 f"cannot read the store {self.description}: {error}"
             ) from error
+        if version == 0:
+            self._db.close()
+            raise IllegalStateException(
+                f"{self.description} holds no jms store: there is no table jms.store_info"
+            )
         self._require_schema(version, SCHEMA_VERSION)
 
     def close(self) -> None:
