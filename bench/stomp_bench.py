@@ -233,7 +233,8 @@ async def _run(
 
 
 @contextmanager
-def _jms_broker() -> Iterator[tuple[str, int]]:
+def jms_broker_process() -> Iterator[tuple[str, int]]:
+    """A `jms broker` process on a fresh store in a temporary directory: its (host, port)."""
     with tempfile.TemporaryDirectory(prefix="jms-bench-") as directory:
         process = subprocess.Popen(
             [
@@ -301,7 +302,7 @@ def main() -> None:
     ours: dict[str, Result] = {}
     theirs: dict[str, Result] = {}
     if options.only != "activemq":
-        with _jms_broker() as (host, port):
+        with jms_broker_process() as (host, port):
             ours = _bench("jms", host, port, options.messages, options.window, options.repeat)
     if options.only != "jms":
         reason = ActiveMQ.unavailable()

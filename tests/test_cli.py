@@ -4,12 +4,7 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +13,7 @@ from typer.testing import CliRunner
 import jms
 from jms.broker.security import hash_password
 from jms.cli import app
+from tests.cli_process import JmsBroker, run_jms
 
 runner = CliRunner()
 
@@ -45,39 +41,6 @@ def test_demo_filters_with_the_spec_example_selector() -> None:
 
 # --- jms pipeline: what it says before starting Spark ----------------------------------------
 
-_RUN_CLI = "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()"
-
-
-def _jms(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The real ``jms`` command run in a subprocess, with its output."""
-    return subprocess.run(
-        [sys.executable, "-c", _RUN_CLI, *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
-
-
-@contextmanager
-def _jms_broker(*arguments: str) -> Iterator[str]:
-    """A ``jms broker --memory --port 0 ARGUMENTS`` process; its URL. Always stopped."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", _RUN_CLI, "broker", "--memory", "--port", "0", *arguments],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"listening on (stomp://\S+)", line)
-        assert found is not None, line
-        yield found.group(1)
-    finally:
-        process.kill()
-        process.wait(10)
-
 
 def _free_port() -> int:
     """A port nothing listens on (it was free a moment ago)."""
@@ -89,7 +52,7 @@ def _free_port() -> int:
 def test_jms_pipeline_says_in_one_line_that_the_broker_is_down_without_starting_spark() -> None:
     pytest.importorskip("pyspark")
     url = f"stomp://127.0.0.1:{_free_port()}"
-    result = _jms("pipeline", "--from", "queue://a", "--to", "parquet:/tmp/never", "--url", url)
+    result = run_jms("pipeline", "--from", "queue://a", "--to", "parquet:/tmp/never", "--url", url)
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"error: cannot reach the broker at {url} (connection refused); "
@@ -102,8 +65,9 @@ def test_jms_pipeline_says_in_one_line_that_the_broker_refused_the_login(tmp_pat
     pytest.importorskip("pyspark")
     config = tmp_path / "broker.toml"
     config.write_text(f'[users.alice]\npassword = "{hash_password("right")}"\n')
-    with _jms_broker("--config", str(config)) as url:
-        result = _jms(
+    with JmsBroker("--config", str(config)) as broker:
+        url = broker.url
+        result = run_jms(
             "pipeline",
             "--from",
             "queue://a",
@@ -130,7 +94,7 @@ def test_jms_pipeline_without_pyspark_says_how_to_install_it(tmp_path: Path) -> 
         "raise ModuleNotFoundError(\"No module named 'pyspark'\", name='pyspark')\n"
     )
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
-    result = _jms(
+    result = run_jms(
         "pipeline",
         "--from",
         "queue://a",

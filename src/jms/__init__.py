@@ -7,6 +7,7 @@ exceptions, ``Selector`` and the client API. The layers live in ``jms.message``,
 """
 
 from jms.client import (
+    CompletionListener,
     Connection,
     ConnectionFactory,
     JMSConsumer,
@@ -67,6 +68,7 @@ __all__ = [
     "Byte",
     "BytesMessage",
     "Char",
+    "CompletionListener",
     "Connection",
     "ConnectionFactory",
     "DeliveryMode",

@@ -6,13 +6,17 @@ them holds logic the library does not also offer to Python callers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 import jms
+from jms.cli_render import body_bytes, body_text, message_json, properties_text, stats_rows
+from jms.types import PROPERTY_TYPE_NAMES
 
 app = typer.Typer(
     name="jms",
@@ -33,6 +37,7 @@ def _root(
     version: bool = typer.Option(
         False,
         "--version",
+        metavar="",
         callback=_print_version,
         is_eager=True,
         help="Print the version and exit.",
@@ -94,6 +99,56 @@ def demo() -> None:
     )
 
 
+# --- how a command fails, and stops on Ctrl-C ---------------------------------------------------
+
+# Exit status after Ctrl-C, as a shell reports a command killed by SIGINT.
+_INTERRUPTED = 130
+# How long ``jms receive`` waits for a message at a time (it checks for Ctrl-C in between).
+_POLL_MS = 200
+
+
+def _fail(message: str, status: int = 1) -> typer.Exit:
+    """Print ``error: message`` on one line of stderr; the exit to raise."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True, soft_wrap=True, highlight=False, emoji=False).print(
+        f"[red]error:[/red] {escape(message)}"
+    )
+    return typer.Exit(status)
+
+
+@contextmanager
+def _ctrl_c() -> Iterator[threading.Event]:
+    """An event Ctrl-C sets, for a command to stop at its next safe point (between messages, not
+    inside a commit) and say what it did; a second Ctrl-C interrupts at once."""
+    import signal
+
+    pressed = threading.Event()
+
+    def press(signum: int, frame: object) -> None:
+        if pressed.is_set():
+            raise KeyboardInterrupt
+        pressed.set()
+
+    previous = signal.signal(signal.SIGINT, press)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _usage(message: str) -> typer.Exit:
+    """A bad argument or option value: ``_fail`` with exit status 2, as for a usage error."""
+    return _fail(message, 2)
+
+
+def _interrupted(done: str) -> typer.Exit:
+    """What a command did before Ctrl-C, on stderr; the exit to raise."""
+    typer.echo(f"interrupted: {done}", err=True)
+    return typer.Exit(_INTERRUPTED)
+
+
 # --- jms selector ------------------------------------------------------------------------------
 
 # How --header sets each header a selector can read: the setter and how to read the text.
@@ -111,33 +166,13 @@ _SELECTOR_HEADER_SETTERS: dict[str, tuple[str, Callable[[str], object]]] = {
 
 
 def _selector_property(option: str) -> tuple[str, object]:
-    """``name=type:value`` (type: boolean byte short int long float double string) or
-    ``name=value`` for a String, as ``--property`` takes it."""
+    """``--property``'s ``name=type:value`` (``jms.types.parse_property_assignment``)."""
     from jms import types
 
-    parsers: dict[str, Callable[[str], object]] = {
-        "byte": types.parse_byte,
-        "short": types.parse_short,
-        "int": types.parse_int,
-        "long": types.parse_long,
-        "float": types.parse_float,
-        "double": types.parse_double,
-        "string": str,
-    }
-    name, equals, spec = option.partition("=")
-    if not equals or not name:
-        raise typer.BadParameter(f"{option!r} is not name=type:value (e.g. weight=int:3000)")
-    kind, colon, raw = spec.partition(":")
-    if colon and kind == "boolean":
-        if raw.lower() not in ("true", "false"):
-            raise typer.BadParameter(f"{option!r}: a boolean is true or false")
-        return name, raw.lower() == "true"
-    if colon and kind in parsers:
-        try:
-            return name, parsers[kind](raw)
-        except ValueError as error:
-            raise typer.BadParameter(f"{option!r}: {error}") from None
-    return name, spec
+    try:
+        return types.parse_property_assignment(option)
+    except ValueError as error:
+        raise _usage(f"--property {error}") from None
 
 
 def _selector_message(properties: list[str], headers: list[str]) -> jms.Message:
@@ -147,19 +182,19 @@ def _selector_message(properties: list[str], headers: list[str]) -> jms.Message:
         try:
             message.set_object_property(name, value)
         except ValueError as error:
-            raise typer.BadParameter(str(error)) from None
+            raise _usage(f"--property {name!r}: {error}") from None
     for option in headers:
         name, _, text = option.partition("=")
         if name not in _SELECTOR_HEADER_SETTERS:
-            raise typer.BadParameter(
-                f"{name!r} is not a header a selector reads ({', '.join(_SELECTOR_HEADER_SETTERS)});"
+            raise _usage(
+                f"--header {name!r} is not a header a selector reads ({', '.join(_SELECTOR_HEADER_SETTERS)});"
                 " any other name is a property: use --property"
             )
         setter, read = _SELECTOR_HEADER_SETTERS[name]
         try:
             getattr(message, setter)(read(text))
         except (KeyError, ValueError) as error:
-            raise typer.BadParameter(f"{option!r}: bad value for {name} ({error})") from None
+            raise _usage(f"--header {option!r}: bad value for {name} ({error})") from None
     return message
 
 
@@ -177,8 +212,8 @@ def selector_command(
             "--property",
             "-p",
             metavar="NAME=TYPE:VALUE",
-            help="A property, name=type:value (type: boolean byte short int long float double "
-            "string; name=value is a String). Repeatable.",
+            help=f"A property, name=type:value with type {PROPERTY_TYPE_NAMES} (weight=int:3000); "
+            "name=value is a String. Repeatable.",
         ),
     ] = None,
     headers: Annotated[
@@ -206,7 +241,9 @@ def selector_command(
     try:
         selector = Selector(text)
     except jms.InvalidSelectorException as error:
-        Console(stderr=True).print(f"[red]InvalidSelectorException:[/red] {escape(str(error))}")
+        Console(stderr=True, emoji=False).print(
+            f"[red]InvalidSelectorException:[/red] {escape(str(error))}"
+        )
         raise typer.Exit(2) from None
     message = _selector_message(properties or [], headers or [])
     shown = {
@@ -250,27 +287,65 @@ def selector_command(
 # --- jms broker and its STOMP clients ----------------------------------------------------------
 
 _DEFAULT_URL = "stomp://127.0.0.1:61613"
-_URL_OPTION = typer.Option("--url", "-u", help="The broker, stomp://HOST:PORT.")
-_USER_OPTION = typer.Option("--user", help="Login (default: anonymous).")
-_PASSWORD_OPTION = typer.Option("--password", help="Password for --user.")
+_URL_OPTION = typer.Option(
+    "--url", "-u", metavar="URL", envvar="JMS_URL", help="The broker, stomp://HOST:PORT."
+)
+_USER_OPTION = typer.Option(
+    "--user", metavar="USER", envvar="JMS_USER", help="Login (default: anonymous)."
+)
+_PASSWORD_OPTION = typer.Option(
+    "--password",
+    metavar="PASSWORD",
+    envvar="JMS_PASSWORD",
+    help="Password for --user. Prefer JMS_PASSWORD, or leave it out to be asked: a command "
+    "line stays in ps and in shell history.",
+)
+_SELECTOR_OPTION = typer.Option(
+    "--selector",
+    "-s",
+    metavar="SELECTOR",
+    help="Only the messages this SQL-92 selector matches, e.g. \"color = 'blue'\" "
+    "(jms selector tries one).",
+)
+_JSON_OPTION = typer.Option("--json", help="Print JSON for scripts instead of a table.")
+# Messages a bulk ``jms send`` commits per transaction: one store commit for each batch.
+_SEND_BATCH = 500
 
 
-def _fail(message: str) -> typer.Exit:
-    from rich.console import Console
-    from rich.markup import escape
-
-    Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {escape(message)}")
-    return typer.Exit(1)
+_DESTINATION_FORMS = "queue://NAME, topic://NAME, /queue/NAME, /topic/NAME or a queue name"
 
 
 def _destination(text: str) -> jms.Destination:
     """``queue://x``, ``topic://x``, ``/queue/x``, ``/topic/x``, or a bare name (a queue)."""
-    if "://" in text:
-        return jms.Destination.parse(text)
-    for prefix, kind in (("/queue/", jms.Queue), ("/topic/", jms.Topic)):
-        if text.startswith(prefix) and len(text) > len(prefix):
-            return kind(text[len(prefix) :])
-    return jms.Queue(text)
+    if not text.strip():
+        raise _usage(f"the destination is empty; give {_DESTINATION_FORMS}")
+    try:
+        if "://" in text:
+            return jms.Destination.parse(text)
+        for prefix, kind in (("/queue/", jms.Queue), ("/topic/", jms.Topic)):
+            if text.startswith(prefix) and len(text) > len(prefix):
+                return kind(text[len(prefix) :])
+        return jms.Queue(text)
+    except jms.InvalidDestinationException:
+        raise _usage(f"{text!r} is not a destination; give {_DESTINATION_FORMS}") from None
+
+
+def _check_selector(text: str | None) -> None:
+    """A ``--selector`` that does not parse is a usage error, said before connecting."""
+    if text is not None:
+        from jms.selector import Selector
+
+        try:
+            Selector(text)
+        except jms.InvalidSelectorException as error:
+            raise _usage(f"--selector {text!r}: {error}") from None
+
+
+def _queue(text: str, action: str) -> jms.Queue:
+    target = _destination(text)
+    if not isinstance(target, jms.Queue):
+        raise _usage(f"only queues can be {action}, not {target}; give queue://NAME")
+    return target
 
 
 @app.command()
@@ -279,44 +354,100 @@ def broker(
         str,
         typer.Option(
             "--store",
+            metavar="DIR|URL",
             help="Directory of the durable store (created if missing), or "
             "postgresql://USER:PASSWORD@HOST:PORT/DB: a PostgreSQL store, where several brokers "
             "run as one active and standbys (docs/storage.md).",
         ),
     ] = "jms-data",
     memory: Annotated[
-        bool, typer.Option("--memory", help="Keep messages in memory only (no store).")
+        bool, typer.Option("--memory", metavar="", help="Keep messages in memory only (no store).")
     ] = False,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="STOMP port (0: any free port).")] = 61613,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Address to listen on.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", metavar="PORT", min=0, max=65535, help="STOMP port (0: any free port)."
+        ),
+    ] = 61613,
     config: Annotated[
         Path | None,
         typer.Option(
-            "--config", help="TOML file: users, permissions, destination policies (docs/stomp.md)."
+            "--config",
+            metavar="FILE",
+            help="TOML file: users, permissions, destination policies (docs/stomp.md).",
         ),
     ] = None,
     metrics_port: Annotated[
         int | None,
         typer.Option(
-            "--metrics-port", help="Serve Prometheus metrics on http://HOST:PORT/metrics."
+            "--metrics-port",
+            metavar="PORT",
+            min=0,
+            max=65535,
+            help="Serve Prometheus metrics on http://HOST:PORT/metrics.",
         ),
     ] = None,
+    http_port: Annotated[
+        int | None,
+        typer.Option(
+            "--http-port",
+            help="Serve STOMP over WebSocket (ws://HOST:PORT/stomp), metrics (/metrics) and the "
+            "web console (/) on one HTTP port (0: any free port).",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-origin",
+            help="A site (https://app.example) whose pages may open ws://HOST:PORT/stomp; "
+            "'*' for any. Repeatable. Pages of other sites are refused.",
+        ),
+    ] = None,
+    log_level: Annotated[
+        str,
+        typer.Option(
+            "--log-level",
+            metavar="LEVEL",
+            help="warning (refusals, denials, dead letters, store warnings), info (connections "
+            "and ERROR frames too), debug or error.",
+        ),
+    ] = "warning",
+    log_json: Annotated[
+        bool,
+        typer.Option(
+            "--log-json", metavar="", help="Log one JSON object per line (for a log shipper)."
+        ),
+    ] = False,
 ) -> None:
-    """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C."""
-    import logging
+    """Run the broker: STOMP on HOST:PORT over the durable store, until SIGTERM or Ctrl-C.
 
-    from jms.stomp.service import BrokerOptions, run
+    Logs go to stderr, one line per event (docs/operations.md).
+    """
+    from jms.stomp.service import BrokerOptions, configure_logging, run
     from jms.store.location import is_postgresql_url
 
-    logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    try:
+        configure_logging(log_level, json_lines=log_json)
+    except ValueError as error:
+        raise _usage(f"--log-level: {error}") from None
+    store_location: Path | str | None = None
+    if not memory:
+        store_location = store if is_postgresql_url(store) else Path(store)
+    if isinstance(store_location, Path) and store_location.exists() and not store_location.is_dir():
+        raise _usage(
+            f"--store {store} is a file; give a directory for the store (it is created if missing)"
+        )
     options = BrokerOptions(
-        store=None if memory else (store if is_postgresql_url(store) else Path(store)),
+        store=store_location,
         host=host,
         port=port,
         config=config,
         metrics_port=metrics_port,
+        http_port=http_port,
+        allowed_origins=tuple(allow_origin or ()),
     )
     try:
         run(options, announce=lambda line: print(line, flush=True))
@@ -327,259 +458,460 @@ def broker(
 @app.command("hash-password")
 def hash_password_command(
     scheme: Annotated[
-        str, typer.Option("--scheme", help="scrypt (default) or pbkdf2_sha256.")
+        str, typer.Option("--scheme", metavar="SCHEME", help="scrypt (default) or pbkdf2_sha256.")
     ] = "scrypt",
 ) -> None:
-    """Print a salted hash of a password (asked for twice), for a user in a broker config."""
+    """Print a salted hash of a password, for a user in a broker config: H=$(jms hash-password).
+
+    Asks for the password twice on the terminal; with no terminal, reads one line from stdin.
+    Only the hash goes to stdout.
+    """
+    import sys
+
     from jms.broker.security import hash_password
 
-    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if sys.stdin.isatty():
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True, err=True)
+    else:
+        password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+        if not password:
+            raise _fail("no password on stdin; type it at a terminal or pipe one line")
     try:
         typer.echo(hash_password(password, scheme=scheme))
     except ValueError as error:
-        raise _fail(str(error)) from None
+        raise _usage(f"--scheme: {error}") from None
+
+
+def _password(user: str | None, password: str | None) -> str | None:
+    """The password for ``user``: given, or asked for on the terminal."""
+    import sys
+
+    if user is None or password is not None:
+        return password
+    if not sys.stdin.isatty():
+        raise _fail(
+            f"--user {user} needs a password: set JMS_PASSWORD, or run at a terminal to be asked"
+        )
+    return typer.prompt(f"Password for {user}", hide_input=True, err=True)
+
+
+def _unreachable(error: jms.JMSException, url: str) -> str:
+    """The error's message, with a hint when nothing answered at ``url``."""
+    if isinstance(error.linked_exception, OSError):
+        return f"{error}; is `jms broker` running at {url}? (--url or JMS_URL names the broker)"
+    return str(error)
 
 
 def _connect(url: str, user: str | None, password: str | None) -> jms.Connection:
+    password = _password(user, password)
     try:
         return jms.ConnectionFactory(url).create_connection(user, password)
     except jms.JMSException as error:
-        raise _fail(str(error)) from None
-
-
-@app.command()
-def send(
-    destination: Annotated[str, typer.Argument(help="queue://NAME, topic://NAME or a queue name.")],
-    body: Annotated[
-        str | None,
-        typer.Argument(help="Text body; {n} is replaced by the message number. Default: stdin."),
-    ] = None,
-    count: Annotated[int, typer.Option("--count", "-n", min=1, help="How many messages.")] = 1,
-    properties: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--property",
-            "-p",
-            metavar="NAME=TYPE:VALUE",
-            help="A property (as for jms selector). Repeatable.",
-        ),
-    ] = None,
-    non_persistent: Annotated[
-        bool, typer.Option("--non-persistent", help="Send NON_PERSISTENT (default PERSISTENT).")
-    ] = False,
-    priority: Annotated[int, typer.Option("--priority", min=0, max=9)] = 4,
-    ttl_ms: Annotated[int, typer.Option("--ttl-ms", min=0, help="Time to live, 0 for ever.")] = 0,
-    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
-    user: Annotated[str | None, _USER_OPTION] = None,
-    password: Annotated[str | None, _PASSWORD_OPTION] = None,
-) -> None:
-    """Send text messages to a queue or topic (a progress bar when sending many)."""
-    import sys
-
-    from rich.progress import Progress
-
-    target = _destination(destination)
-    text = sys.stdin.read() if body is None else body
-    typed = [_selector_property(option) for option in properties or []]
-    with _connect(url, user, password) as connection:
-        session = connection.create_session()
-        producer = session.create_producer(target)
-        producer.set_delivery_mode(
-            jms.DeliveryMode.NON_PERSISTENT if non_persistent else jms.DeliveryMode.PERSISTENT
-        )
-        producer.set_priority(priority)
-        producer.set_time_to_live(ttl_ms)
-        with Progress(transient=True, disable=count < 100) as progress:
-            task = progress.add_task(f"sending to {target}", total=count)
-            try:
-                for number in range(1, count + 1):
-                    message = session.create_text_message(text.replace("{n}", str(number)))
-                    for name, value in typed:
-                        message.set_object_property(name, value)
-                    producer.send(message)
-                    progress.advance(task)
-            except (jms.JMSException, ValueError) as error:
-                raise _fail(f"message {number}: {error}") from None
-    typer.echo(f"sent {count} message(s) to {target}")
-
-
-def _body_text(message: jms.Message) -> str:
-    if isinstance(message, jms.TextMessage):
-        return message.get_text() or ""
-    if isinstance(message, jms.BytesMessage):
-        return repr(message.get_body(bytes))
-    body = message.get_body(object)
-    return "" if body is None else repr(body)
-
-
-@app.command()
-def receive(
-    destination: Annotated[str, typer.Argument(help="queue://NAME, topic://NAME or a queue name.")],
-    count: Annotated[int, typer.Option("--count", "-n", min=1, help="Stop after this many.")] = 1,
-    timeout_s: Annotated[
-        float, typer.Option("--timeout", help="Stop when nothing arrives for this long (s).")
-    ] = 5.0,
-    selector: Annotated[str | None, typer.Option("--selector", "-s")] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Count, do not print bodies.")
-    ] = False,
-    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
-    user: Annotated[str | None, _USER_OPTION] = None,
-    password: Annotated[str | None, _PASSWORD_OPTION] = None,
-) -> None:
-    """Receive (and acknowledge) messages, printing their bodies; exit 1 if none arrived."""
-    from rich.progress import Progress
-
-    source = _destination(destination)
-    received = 0
-    with _connect(url, user, password) as connection:
-        connection.start()
-        try:
-            consumer = connection.create_session().create_consumer(source, selector)
-        except jms.JMSException as error:
-            raise _fail(str(error)) from None
-        with Progress(transient=True, disable=count < 100 or not quiet) as progress:
-            task = progress.add_task(f"receiving from {source}", total=count)
-            while received < count:
-                message = consumer.receive(max(1, int(timeout_s * 1000)))
-                if message is None:
-                    break
-                received += 1
-                progress.advance(task)
-                if not quiet:
-                    typer.echo(_body_text(message))
-    typer.echo(f"received {received} message(s) from {source}", err=not quiet)
-    if received == 0:
-        raise typer.Exit(1)
-
-
-@app.command()
-def browse(
-    queue: Annotated[str, typer.Argument(help="queue://NAME or a queue name.")],
-    selector: Annotated[str | None, typer.Option("--selector", "-s")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many.")] = 100,
-    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
-    user: Annotated[str | None, _USER_OPTION] = None,
-    password: Annotated[str | None, _PASSWORD_OPTION] = None,
-) -> None:
-    """List the messages a queue holds, without consuming them."""
-    import itertools
-
-    from rich.console import Console
-    from rich.table import Table
-
-    target = _destination(queue)
-    if not isinstance(target, jms.Queue):
-        raise _fail(f"only queues can be browsed, not {target}")
-    table = Table(title=f"{target}")
-    for column in ("JMSMessageID", "priority", "redelivered", "properties", "body"):
-        table.add_column(column, overflow="fold")
-    with _connect(url, user, password) as connection:
-        try:
-            browser = connection.create_session().create_browser(target, selector)
-            for message in itertools.islice(browser, limit):
-                properties = ", ".join(
-                    f"{name}={value!r}" for name, value in message.iter_properties()
-                )
-                table.add_row(
-                    message.get_jms_message_id() or "",
-                    str(message.get_jms_priority()),
-                    "yes" if message.get_jms_redelivered() else "",
-                    properties,
-                    _body_text(message)[:80],
-                )
-        except jms.JMSException as error:
-            raise _fail(str(error)) from None
-    Console().print(table)
+        raise _fail(_unreachable(error, url)) from None
 
 
 def _admin(url: str, user: str | None, password: str | None) -> Any:
     from jms.client.stomp_transport import parse_stomp_url
     from jms.stomp.admin import AdminClient
 
+    password = _password(user, password)
     try:
         host, port = parse_stomp_url(url)
         return AdminClient(host, port, user=user, password=password)
     except jms.JMSException as error:
-        raise _fail(str(error)) from None
+        raise _fail(_unreachable(error, url)) from None
+
+
+def _stdin_text() -> str:
+    """Standard input, less the line end a shell or an editor adds (``echo hi | jms send q``
+    sends ``hi``)."""
+    import sys
+
+    return sys.stdin.read().removesuffix("\n").removesuffix("\r")
+
+
+def _progress(total: int) -> Any:
+    """A progress bar on stderr, shown only on a terminal and for at least 100 messages: count,
+    rate and ETA, within 80 columns."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("" if speed is None else f"{speed:,.0f} msg/s")
+
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=10),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=total < 100 or not console.is_terminal,
+    )
+
+
+@app.command()
+def send(
+    destination: Annotated[
+        str,
+        typer.Argument(metavar="DESTINATION", help=f"Where to: {_DESTINATION_FORMS}."),
+    ],
+    body: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="BODY",
+            help="Text body; {n} is replaced by the message number. Default: stdin (less its "
+            "final line end).",
+        ),
+    ] = None,
+    count: Annotated[
+        int, typer.Option("--count", "-n", metavar="N", min=1, help="How many messages.")
+    ] = 1,
+    properties: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--property",
+            "-p",
+            metavar="NAME=TYPE:VALUE",
+            help=f"A property, name=type:value with type {PROPERTY_TYPE_NAMES} (weight=int:3000); "
+            "name=value is a String. Repeatable.",
+        ),
+    ] = None,
+    non_persistent: Annotated[
+        bool,
+        typer.Option(
+            "--non-persistent", metavar="", help="Send NON_PERSISTENT (default PERSISTENT)."
+        ),
+    ] = False,
+    priority: Annotated[
+        int, typer.Option("--priority", metavar="0-9", min=0, max=9, help="JMSPriority.")
+    ] = 4,
+    ttl_ms: Annotated[
+        int, typer.Option("--ttl-ms", metavar="MS", min=0, help="Time to live, 0 for ever.")
+    ] = 0,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Send text messages to a queue or topic.
+
+    More than one message goes in transactions of 500 (one store commit each): after Ctrl-C,
+    what was committed stays sent and is reported, the rest is not sent.
+    """
+    target = _destination(destination)
+    typed = [_selector_property(option) for option in properties or []]
+    text = _stdin_text() if body is None else body
+    numbered = "{n}" in text
+    transacted = count > 1
+    sent = number = 0
+    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
+        session = connection.create_session(transacted)
+        producer = session.create_producer(target)
+        producer.set_delivery_mode(
+            jms.DeliveryMode.NON_PERSISTENT if non_persistent else jms.DeliveryMode.PERSISTENT
+        )
+        producer.set_priority(priority)
+        producer.set_time_to_live(ttl_ms)
+        try:
+            with _progress(count) as progress:
+                task = progress.add_task(f"sending to {target}", total=count)
+                for number in range(1, count + 1):
+                    if pressed.is_set():
+                        break  # the open transaction rolls back as the connection closes
+                    message = session.create_text_message(
+                        text.replace("{n}", str(number)) if numbered else text
+                    )
+                    for name, value in typed:
+                        message.set_object_property(name, value)
+                    producer.send(message)
+                    if not transacted:
+                        sent = number
+                    elif number % _SEND_BATCH == 0 or number == count:
+                        session.commit()
+                        sent = number
+                        progress.update(task, completed=number)
+        except (jms.JMSException, ValueError) as error:
+            raise _fail(
+                f"message {number}: {error} ({sent:,} of {count:,} sent before it)"
+            ) from None
+    if sent < count:
+        raise _interrupted(f"sent {sent:,} of {count:,} message(s) to {target}")
+    typer.echo(f"sent {count:,} message(s) to {target}")
+
+
+def _print_body(message: jms.Message) -> None:
+    import sys
+
+    raw = body_bytes(message)
+    if raw is None:
+        typer.echo(body_text(message))
+    else:
+        sys.stdout.buffer.write(raw + b"\n")
+        sys.stdout.buffer.flush()
+
+
+@app.command()
+def receive(
+    destination: Annotated[
+        str,
+        typer.Argument(metavar="DESTINATION", help=f"Where from: {_DESTINATION_FORMS}."),
+    ],
+    count: Annotated[
+        int, typer.Option("--count", "-n", metavar="N", min=1, help="Stop after this many.")
+    ] = 1,
+    timeout_s: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            metavar="SECONDS",
+            min=0.001,
+            help="Stop when nothing arrives for this long.",
+        ),
+    ] = 5.0,
+    selector: Annotated[str | None, _SELECTOR_OPTION] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", metavar="", help="Count, do not print bodies.")
+    ] = False,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """Receive (and acknowledge) messages, printing each body on a line; exit 1 if none arrived.
+
+    A text body prints as it is, a BytesMessage's bytes as they are, a map as {a=1, b=true} and a
+    stream as [1, true]. Ctrl-C reports how many were received and exits 130.
+    """
+    import time
+
+    source = _destination(destination)
+    _check_selector(selector)
+    received = 0
+    with _ctrl_c() as pressed, _connect(url, user, password) as connection:
+        connection.start()
+        try:
+            consumer = connection.create_session().create_consumer(source, selector)
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+        with _progress(count if quiet else 0) as progress:
+            task = progress.add_task(f"receiving from {source}", total=count)
+            idle_until = time.monotonic() + timeout_s
+            while received < count and not pressed.is_set():
+                # Short waits, so that Ctrl-C is seen between messages, never inside one.
+                left_ms = int((idle_until - time.monotonic()) * 1000)
+                if left_ms <= 0:
+                    break
+                message = consumer.receive(min(_POLL_MS, left_ms))
+                if message is None:
+                    continue
+                idle_until = time.monotonic() + timeout_s
+                received += 1
+                progress.advance(task)
+                if not quiet:
+                    _print_body(message)
+    if pressed.is_set():
+        raise _interrupted(f"received {received:,} of {count:,} message(s) from {source}")
+    typer.echo(f"received {received:,} message(s) from {source}", err=not quiet)
+    if received == 0:
+        raise typer.Exit(1)
+
+
+def _print_wide(renderable: Any) -> None:
+    """Print a table whole: on a terminal its long cells wrap; to a pipe or a file the lines
+    are as long as the table needs, so that ``grep`` finds every name."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    # Names and values are shown as they are: no markup, no emoji codes, no highlighting.
+    plain = {"markup": False, "emoji": False, "highlight": False}
+    console = Console(**plain)
+    if not console.is_terminal:
+        unbounded = console.options.update_width(100_000)
+        needed = Measurement.get(console, unbounded, renderable).maximum
+        console = Console(width=max(console.width, needed), **plain)
+    console.print(renderable)
+
+
+def _never_held(target: jms.Queue, url: str, user: str | None, password: str | None) -> bool:
+    """Whether no message was ever sent to ``target`` (its last sequence number is 0)."""
+    with _admin(url, user, password) as admin:
+        try:
+            return admin.last_sequence(target.name) == 0
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+
+
+@app.command()
+def browse(
+    queue: Annotated[
+        str, typer.Argument(metavar="QUEUE", help="queue://NAME, /queue/NAME or a queue name.")
+    ],
+    selector: Annotated[str | None, _SELECTOR_OPTION] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", metavar="N", min=1, help="Show at most this many.")
+    ] = 100,
+    as_json: Annotated[bool, _JSON_OPTION] = False,
+    url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
+    user: Annotated[str | None, _USER_OPTION] = None,
+    password: Annotated[str | None, _PASSWORD_OPTION] = None,
+) -> None:
+    """List the messages a queue holds, without consuming them.
+
+    Values show in their Java forms (0.1, true); --json prints every header, the typed properties
+    and the whole body. A queue that never received a message is an error (exit 1): check its
+    name.
+    """
+    import itertools
+    import json
+
+    from rich.table import Table
+
+    target = _queue(queue, "browsed")
+    _check_selector(selector)
+    password = _password(user, password)
+    with _connect(url, user, password) as connection:
+        try:
+            browser = connection.create_session().create_browser(target, selector)
+            messages = list(itertools.islice(browser, limit))
+        except jms.JMSException as error:
+            raise _fail(str(error)) from None
+    if not messages and _never_held(target, url, user, password):
+        raise _fail(
+            f"{target} has never received a message (is the name right? "
+            "`jms stats` lists the queues)"
+        )
+    if as_json:
+        document = {"queue": str(target), "messages": [message_json(m) for m in messages]}
+        typer.echo(json.dumps(document, ensure_ascii=False))
+        return
+    table = Table(title=f"{target}: {len(messages)} message(s)", title_justify="left")
+    for column in ("JMSMessageID", "priority", "redelivered", "properties", "body"):
+        table.add_column(column, overflow="fold")
+    for message in messages:
+        text = body_text(message)
+        table.add_row(
+            message.get_jms_message_id() or "",
+            str(message.get_jms_priority()),
+            "yes" if message.get_jms_redelivered() else "",
+            properties_text(message),
+            text if len(text) <= 80 else f"{text[:79]}…",
+        )
+    _print_wide(table)
 
 
 @app.command()
 def stats(
     interval_s: Annotated[
-        float, typer.Option("--interval", help="Seconds between the two samples rates come from.")
+        float,
+        typer.Option(
+            "--interval",
+            metavar="SECONDS",
+            min=0.1,
+            help="Seconds between the two samples rates come from.",
+        ),
     ] = 1.0,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            metavar="",
+            help="Include internal queues (jms.spark.staging.*, jms.spark.commits.*).",
+        ),
+    ] = False,
+    as_json: Annotated[bool, _JSON_OPTION] = False,
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
 ) -> None:
-    """Queues and topic subscriptions with depth, consumers and in/out rates, in a table."""
+    """Queues and topic subscriptions with depth, consumers, in/out rates and counters.
+
+    Needs the admin permission. Names are never cut: to a pipe, lines are as long as they need.
+    """
+    import json
     import time
 
-    from rich.console import Console
     from rich.table import Table
 
     with _admin(url, user, password) as admin:
         try:
             first = admin.stats()
-            time.sleep(max(0.0, interval_s))
+            time.sleep(interval_s)
             second = admin.stats()
         except jms.JMSException as error:
             raise _fail(str(error)) from None
-    elapsed = max(1e-3, (second["time_ms"] - first["time_ms"]) / 1000)
-    before = {row["name"]: row for row in first["destinations"]}
+    rows, elapsed, hidden = stats_rows(first, second, include_internal=show_all)
+    if as_json:
+        document = {
+            "broker": second["broker"],
+            "connections": second["connections"],
+            "interval_s": round(elapsed, 3),
+            "destinations": rows,
+        }
+        typer.echo(json.dumps(document, ensure_ascii=False))
+        return
+    caption = f"rates over {elapsed:.1f} s; temporary destinations not shown"
+    if hidden:
+        caption += f"; {hidden} internal queue(s) not shown (--all shows them)"
     table = Table(
         title=f"broker {second['broker']}: {second['connections']} connection(s)",
-        caption=f"rates over {elapsed:.1f} s; temporary destinations not shown",
+        caption=caption,
     )
-    table.add_column("queue / subscription")
-    table.add_column("topic")
-    for column in (
-        "depth",
-        "in flight",
-        "consumers",
-        "in/s",
-        "out/s",
-        "enqueued",
-        "acked",
-        "DLQ'd",
-    ):
+    table.add_column("queue / subscription", overflow="fold")
+    table.add_column("topic", overflow="fold")
+    columns = ("depth", "in flight", "consumers", "in/s", "out/s", "enqueued", "acked")
+    for column in (*columns, "purged", "expired", "DLQ'd"):
         table.add_column(column, justify="right")
-    rows = [r for r in second["destinations"] if not r["destination"].startswith("temp-")]
-    for row in sorted(rows, key=lambda r: r["name"]):
-        old = before.get(row["name"], row)
+    for row in rows:
         table.add_row(
             row["name"],
             "" if row["destination"] == row["name"] else row["destination"],
-            str(row["depth"]),
-            str(row["in_flight"]),
-            str(row["consumers"]),
-            f"{(row['enqueued'] - old['enqueued']) / elapsed:.1f}",
-            f"{(row['acknowledged'] - old['acknowledged']) / elapsed:.1f}",
-            str(row["enqueued"]),
-            str(row["acknowledged"]),
-            str(row["dead_lettered"]),
+            f"{row['depth']:,}",
+            f"{row['in_flight']:,}",
+            f"{row['consumers']:,}",
+            f"{row['in_per_s']:,.1f}",
+            f"{row['out_per_s']:,.1f}",
+            f"{row['enqueued']:,}",
+            f"{row['acknowledged']:,}",
+            f"{row.get('purged', 0):,}",
+            f"{row['expired']:,}",
+            f"{row['dead_lettered']:,}",
         )
-    Console().print(table)
+    _print_wide(table)
 
 
 @app.command()
 def purge(
-    queue: Annotated[str, typer.Argument(help="queue://NAME or a queue name.")],
+    queue: Annotated[
+        str, typer.Argument(metavar="QUEUE", help="queue://NAME, /queue/NAME or a queue name.")
+    ],
     url: Annotated[str, _URL_OPTION] = _DEFAULT_URL,
     user: Annotated[str | None, _USER_OPTION] = None,
     password: Annotated[str | None, _PASSWORD_OPTION] = None,
 ) -> None:
-    """Delete every message of a queue that is not delivered to a consumer right now."""
-    target = _destination(queue)
-    if not isinstance(target, jms.Queue):
-        raise _fail(f"only queues can be purged, not {target}")
+    """Delete every message of a queue that is not delivered to a consumer right now.
+
+    Needs the admin permission. A queue the broker does not know is an error (exit 1).
+    """
+    target = _queue(queue, "purged")
     with _admin(url, user, password) as admin:
         try:
             purged = admin.purge(target.name)
         except jms.JMSException as error:
             raise _fail(str(error)) from None
-    typer.echo(f"purged {purged} message(s) from {target}")
+    typer.echo(f"purged {purged:,} message(s) from {target}")
 
 
 # --- jms pipeline (the Spark pipeline; docs/spark.md "jms pipeline") ---------------------------
@@ -725,5 +1057,37 @@ def pipeline(
     )
 
 
+def _reflow_help() -> None:
+    """Each command's help from its docstring, a paragraph per line, so that help wraps at the
+    terminal's width: typer keeps a docstring's own line breaks after its first paragraph."""
+    import inspect
+
+    for command in app.registered_commands:
+        paragraphs = (inspect.getdoc(command.callback) or "").split("\n\n")
+        command.help = "\n\n".join(" ".join(paragraph.split()) for paragraph in paragraphs)
+
+
+_reflow_help()
+
+
 def main() -> None:
-    app()
+    """``jms``: the app, where a usage error (typer's, or a library error that no command turned
+    into a message) is one line on stderr rather than a panel or a traceback."""
+    import sys
+
+    try:
+        status = app(standalone_mode=False)
+    except typer.TyperException as error:
+        context = getattr(error, "ctx", None)
+        if type(error).__name__ == "NoArgsIsHelpError":  # a bare `jms`: its help, exit status 2
+            app(["--help"], standalone_mode=False)
+            status = 2
+        else:
+            command = context.command_path if context is not None else "jms"
+            message = error.format_message() if hasattr(error, "format_message") else str(error)
+            status = _fail(f"{message} (`{command} --help` lists the options)", 2).exit_code
+    except typer.Abort:
+        status = _fail("aborted").exit_code
+    except jms.JMSException as error:
+        status = _fail(f"{type(error).__name__}: {error}").exit_code
+    sys.exit(status or 0)

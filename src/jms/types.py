@@ -27,6 +27,7 @@ __all__ = [
     "BYTE_RANGE",
     "INT_RANGE",
     "LONG_RANGE",
+    "PROPERTY_TYPE_NAMES",
     "SELECTOR_RESERVED_WORDS",
     "SHORT_RANGE",
     "Byte",
@@ -36,6 +37,7 @@ __all__ = [
     "Int",
     "Long",
     "Short",
+    "a_java_type",
     "is_java_letter",
     "is_java_letter_or_digit",
     "is_selector_identifier",
@@ -46,6 +48,7 @@ __all__ = [
     "parse_float",
     "parse_int",
     "parse_long",
+    "parse_property_assignment",
     "parse_short",
     "round_to_float32",
     "to_java_string",
@@ -211,6 +214,12 @@ def java_type_name(value: object) -> str:
     if name is None:
         raise TypeError(f"{type(value).__name__} {value!r} is not a Java-typed value")
     return name
+
+
+def a_java_type(value: object) -> str:
+    """``java_type_name`` with its article, for messages: ``'an int'``, ``'a String'``."""
+    name = java_type_name(value)
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,3 +516,43 @@ def is_selector_identifier(name: object) -> bool:
     if name.isascii() and _ASCII_IDENTIFIER.fullmatch(name):
         return True
     return is_java_letter(name[0]) and all(map(is_java_letter_or_digit, name[1:]))
+
+
+#: The type names ``parse_property_assignment`` takes, for help texts.
+PROPERTY_TYPE_NAMES: Final = "boolean, byte, short, int, long, float, double or string"
+_PROPERTY_PARSERS: Final = {
+    "byte": parse_byte,
+    "short": parse_short,
+    "int": parse_int,
+    "long": parse_long,
+    "float": parse_float,
+    "double": parse_double,
+    "string": str,
+}
+
+
+def parse_property_assignment(option: str) -> tuple[str, object]:
+    """``name=type:value`` (type: boolean byte short int long float double string) or
+    ``name=value`` for a String, as ``jms send --property`` and the web console take a property:
+    its name and typed value. A ``word:`` prefix that is no type is a mistake
+    (``weight=integer:3``), not a String: ``name=string:text`` gives such text. ``ValueError``
+    says which part of ``option`` is wrong."""
+    name, equals, spec = option.partition("=")
+    if not equals or not name:
+        raise ValueError(f"{option!r} is not name=type:value (e.g. weight=int:3000)")
+    kind, colon, raw = spec.partition(":")
+    if not colon or not kind.isalpha():
+        return name, spec
+    if kind == "boolean":
+        if raw.lower() not in ("true", "false"):
+            raise ValueError(f"{option!r}: a boolean is true or false")
+        return name, raw.lower() == "true"
+    if kind not in _PROPERTY_PARSERS:
+        raise ValueError(
+            f"{option!r}: unknown type {kind!r}; the types are {PROPERTY_TYPE_NAMES} (for a "
+            f"String with a colon write {name}=string:{spec})"
+        )
+    try:
+        return name, _PROPERTY_PARSERS[kind](raw)
+    except ValueError as error:
+        raise ValueError(f"{option!r}: {error}") from None

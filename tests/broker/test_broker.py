@@ -192,7 +192,17 @@ def test_past_max_deliveries_a_message_moves_to_its_dead_letter_queue_in_one_bat
     move = next(b for b in store.batches if any(isinstance(op, RemoveEntry) for op in b))
     assert [type(op) for op in move] == [RemoveEntry, AppendMessage]
     assert move[1].log == "queue://DLQ.orders"
+    dead_letter_queues = {s.name: s.dead_letter_queue for s in broker.stats()}
+    assert dead_letter_queues == {"queue://orders": False, "queue://DLQ.orders": True}
     broker.close()
+
+
+def test_topics_are_known_once_sent_to_or_subscribed_to(broker: Broker, connection_id: int) -> None:
+    assert broker.topics() == []
+    broker.send(connection_id, _message("x", NEWS))
+    broker.add_consumer(connection_id, ConsumerSpec(Topic("sports")), Recorder())
+    temporary = broker.create_temporary_topic(connection_id)
+    assert broker.topics() == [NEWS, Topic("sports"), temporary]
 
 
 def test_deliveries_are_recorded_in_the_batch_the_delivery_waits_for() -> None:

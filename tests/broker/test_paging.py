@@ -27,6 +27,7 @@ from jms.message.codec import encode
 from jms.store import (
     AppendMessage,
     Completion,
+    EncodedEntry,
     MemoryStore,
     MessageStore,
     RemoveEntry,
@@ -236,6 +237,38 @@ def test_the_first_message_not_yet_due_is_found_in_memory_and_paged_out(
     assert broker.first_not_due(connection, ORDERS, None, 3, 7) is None
     assert broker.first_not_due(connection, ORDERS, None, 10) is None
     broker.close()
+
+
+def test_the_store_is_searched_for_a_message_not_yet_due_only_when_one_may_be_paged_out(
+    tmp_path: Path,
+) -> None:
+    # A queue knows the latest delivery time among the entries it paged out; after a restart it
+    # does not (the store is searched until those entries are gone).
+    store = SQLiteStore(tmp_path)
+    searches: list[int] = []
+    search = store.read_not_due_entries
+
+    def counted(*arguments: object) -> list[EncodedEntry]:
+        searches.append(1)
+        return search(*arguments)  # type: ignore[arg-type]
+
+    store.read_not_due_entries = counted  # type: ignore[method-assign]
+    broker = _broker(store, 3)
+    connection = broker.connect()
+    for n in range(1, 11):
+        broker.send(connection, _message(f"m{n}"))
+    assert broker.first_not_due(connection, ORDERS) is None
+    assert searches == []
+    later = _message("later")
+    later.set_jms_delivery_time(int(time.time() * 1000) + 60_000)
+    broker.send(connection, later)
+    assert broker.first_not_due(connection, ORDERS) == 11
+    assert searches
+    broker.close()
+
+    restarted = _broker(SQLiteStore(tmp_path), 3)
+    assert restarted.first_not_due(restarted.connect(), ORDERS) == 11
+    restarted.close()
 
 
 def test_a_restarted_broker_loads_only_its_window_and_keeps_delivery_counts() -> None:

@@ -85,6 +85,21 @@ def test_permissions_longest_pattern_decides() -> None:
     assert Security.open().allows(ANONYMOUS, Action.ADMIN, "queue://x")  # no rules: all allowed
 
 
+def test_who_administers_anything() -> None:
+    security = _security(
+        allow_anonymous=True,
+        permissions=[
+            {"destination": "queue://orders.*", "admin": ["alice"], "send": ["*"]},
+            {"destination": "topic://*", "admin": [ANONYMOUS]},
+        ],
+    )
+    assert security.grants_anywhere("alice", Action.ADMIN)
+    assert security.grants_anywhere(ANONYMOUS, Action.ADMIN)
+    assert not security.grants_anywhere("bob", Action.ADMIN)  # may send, administers nothing
+    assert security.grants_anywhere("bob", Action.SEND)
+    assert Security.open().grants_anywhere(ANONYMOUS, Action.ADMIN)  # no rules: everyone
+
+
 @pytest.mark.parametrize(
     ("config", "complaint"),
     [

@@ -227,10 +227,18 @@ def test_transaction_methods_need_the_right_kind_of_session(connection: Connecti
 # -- listeners ---------------------------------------------------------------------------------
 
 
-def test_a_listener_that_raises_in_auto_mode_gets_the_message_again(
-    connection: Connection,
+@pytest.mark.parametrize(
+    "mode",
+    [Session.AUTO_ACKNOWLEDGE, Session.DUPS_OK_ACKNOWLEDGE],
+    ids=["auto", "dups-ok"],
+)
+def test_a_listener_that_raises_in_auto_mode_gets_it_again_before_prefetched_ones(
+    connection: Connection, mode: int
 ) -> None:
-    session = connection.create_session()
+    # JMS 2.0 §8.7: a listener that throws in AUTO/DUPS_OK — "the message will be immediately
+    # redelivered", so messages already prefetched behind it do not overtake it.
+    _send(connection.create_session(), ORDERS, "a", "b", "c")
+    session = connection.create_session(False, mode)
     seen: list[tuple[str, bool]] = []
     done = threading.Event()
 
@@ -238,12 +246,12 @@ def test_a_listener_that_raises_in_auto_mode_gets_the_message_again(
         seen.append((message.get_text(), message.get_jms_redelivered()))  # type: ignore[attr-defined]
         if len(seen) == 1:
             raise RuntimeError("first attempt fails")
-        done.set()
+        if len(seen) == 4:
+            done.set()
 
     session.create_consumer(ORDERS).set_message_listener(listener)
-    _send(connection.create_session(), ORDERS, "a")
-    assert done.wait(2)
-    assert seen == [("a", False), ("a", True)]
+    assert done.wait(5)
+    assert seen == [("a", False), ("a", True), ("b", False), ("c", False)]
 
 
 def test_a_listener_that_raises_in_client_mode_moves_on(connection: Connection) -> None:

@@ -10,12 +10,15 @@ from jms.broker import Broker
 from jms.client import ConnectionFactory
 from jms.errors import IllegalStateException, JMSException
 from tests.client.test_acknowledgement import *  # noqa: F403
+from tests.client.test_async_send import *  # noqa: F403
 from tests.client.test_browse_request_select import *  # noqa: F403
 from tests.client.test_context import *  # noqa: F403
 from tests.client.test_destinations import *  # noqa: F403
 from tests.client.test_flow_control import *  # noqa: F403
+from tests.client.test_jms_forms import *  # noqa: F403
 from tests.client.test_lifecycle import *  # noqa: F403
 from tests.client.test_ordering_and_time import *  # noqa: F403
+from tests.client.test_receive_body import *  # noqa: F403
 from tests.client.test_redelivery import *  # noqa: F403
 from tests.client.test_send_headers import *  # noqa: F403
 

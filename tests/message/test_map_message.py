@@ -238,3 +238,13 @@ def test_get_body_is_a_copy_of_the_map():
     assert body == {"a": 1, "b": b"x"} and type(body["a"]) is Int
     body["c"] = 3
     assert not message.item_exists("c")
+
+
+def test_a_value_read_as_the_wrong_type_is_named_in_its_java_form() -> None:
+    message = MapMessage()
+    message.set_int("n", 3)
+    message.set_float("f", 0.1)
+    with pytest.raises(MessageFormatException, match=r"'n' holds an int \(3\), which cannot be"):
+        message.get_boolean("n")
+    with pytest.raises(MessageFormatException, match=r"'f' holds a float \(0\.1\), which cannot"):
+        message.get_int("f")

@@ -523,3 +523,11 @@ class StreamMessageMachine(RuleBasedStateMachine):
 
 StreamMessageMachine.TestCase.settings = settings(max_examples=400, stateful_step_count=25)
 TestStreamMessageStateMachine = StreamMessageMachine.TestCase
+
+
+def test_a_value_that_is_not_bytes_is_named_with_its_article() -> None:
+    message = StreamMessage()
+    message.write_int(3)
+    message.reset()
+    with pytest.raises(MessageFormatException, match="stream value 0 holds an int, which"):
+        message.read_bytes(bytearray(3))

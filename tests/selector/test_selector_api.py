@@ -21,7 +21,15 @@ def test_package_exports() -> None:
         "Selector",
         "ast",
         "parse",
+        "selector_or_none",
     }
+
+
+def test_selector_or_none_reads_blank_text_as_no_selector() -> None:
+    # The spec: an empty selector "is treated as a null"; white space alone parses to no selector.
+    for blank in (None, "", " ", "\t\r\n\f "):
+        assert jms.selector.selector_or_none(blank) is None
+    assert jms.selector.selector_or_none(" a = 1 ") == " a = 1 "
 
 
 def test_text_and_tree() -> None:

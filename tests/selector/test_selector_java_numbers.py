@@ -201,6 +201,49 @@ def test_binary_arithmetic_matches_reference(a: Any, b: Any, symbol: str) -> Non
     assert same_java_value(result, reference.arithmetic(symbol, a, b)), (a, symbol, b, result)
 
 
+COMPARED_OPERATIONS = {
+    "+": java.COMPARED_ADD,
+    "-": java.COMPARED_SUBTRACT,
+    "*": java.COMPARED_MULTIPLY,
+    "/": java.COMPARED_DIVIDE,
+}
+
+
+@given(numbers, numbers, st.sampled_from(sorted(OPERATIONS)))
+def test_a_compared_result_differs_only_in_leaving_a_long_a_plain_int(
+    a: Any, b: Any, symbol: str
+) -> None:
+    # Comparisons do not tell int from long (both convert exactly to each other and round alike
+    # to float and double), so a result that is only compared may skip making a Long.
+    result = COMPARED_OPERATIONS[symbol][type(a), type(b)](a, b)
+    expected = reference.arithmetic(symbol, a, b)
+    if type(expected) is Long:
+        assert type(result) is int and result == expected
+    else:
+        assert same_java_value(result, expected), (a, symbol, b, result)
+
+
+INT_LITERAL_OPERANDS = [
+    Int(INT_MAX), Int(INT_MIN), Byte(-128), Short(7), Long(LONG_MAX), Long(LONG_MIN), Float(1.5),
+    Double(2.5), Double(float("nan")), "2", True, None,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("symbol", ["+", "-", "*"])
+@pytest.mark.parametrize("value", INT_LITERAL_OPERANDS)
+def test_arithmetic_with_an_int_literal_is_java_arithmetic(value: Any, symbol: str) -> None:
+    # "x op 2" is compiled inline for ints and doubles; every type must give Java's answer.
+    message = make_message(x=value) if value is not None else make_message()
+    for text in (
+        f"x {symbol} 2 > 0",
+        f"2 {symbol} x < 0",
+        f"(x {symbol} 2) / 2 = x",
+        f"x {symbol} 2 = 0",
+    ):
+        tree = Selector(text).tree
+        assert Selector(text).evaluate(message) is reference.evaluate(tree, message), text
+
+
 @given(numbers)
 def test_unary_arithmetic_matches_reference(a: Any) -> None:
     assert same_java_value(java.NEGATE[type(a)](a), reference.unary("-", a))

@@ -38,7 +38,12 @@ from jms.selector.ast import (
 )
 from jms.types import Double, Float, Int, Long
 from tests.selector import selector_reference as reference
-from tests.strategies import java_ints, java_longs, java_strings, property_values
+from tests.strategies import (
+    java_ints,
+    java_longs,
+    java_strings,
+    property_values,
+)
 
 PROPERTY_NAMES = ("a", "b", "c", "s", "größe", "_x")
 
@@ -60,25 +65,34 @@ numeric_literals = st.one_of(
 
 
 properties = st.sampled_from(PROPERTY_NAMES).map(Identifier)
-number_headers = st.sampled_from(["JMSPriority", "JMSTimestamp"]).map(Identifier)
-string_headers = st.sampled_from(
-    ["JMSType", "JMSMessageID", "JMSCorrelationID", "JMSDeliveryMode"]
+# Header fields of every type appear wherever an identifier may: "comparing unlike types is FALSE"
+# holds for a header of a known type exactly as for a property holding that type (issue 13).
+headers = st.sampled_from(
+    [
+        "JMSPriority",
+        "JMSTimestamp",
+        "JMSType",
+        "JMSMessageID",
+        "JMSCorrelationID",
+        "JMSDeliveryMode",
+    ]
 ).map(Identifier)
+identifiers = st.one_of(properties, headers)
 string_literals = st.text("ab'%_\n", max_size=4).map(Literal)
 boolean_literals = st.booleans().map(Literal)
 any_comparison = st.sampled_from(list(ComparisonOperator))
 equality = st.sampled_from([ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL])
 
 numeric = st.recursive(
-    st.one_of(numeric_literals, properties, number_headers),
+    st.one_of(numeric_literals, identifiers),
     lambda inner: st.one_of(
         st.builds(Unary, st.sampled_from(list(UnaryOperator)), inner),
         st.builds(Arithmetic, st.sampled_from(list(ArithmeticOperator)), inner, inner),
     ),
     max_leaves=5,
 )
-string_sides = st.one_of(string_literals, properties, string_headers)
-boolean_sides = st.one_of(boolean_literals, properties)
+string_sides = st.one_of(string_literals, identifiers)
+boolean_sides = st.one_of(boolean_literals, identifiers)
 
 
 def _valid_pattern(pair: tuple[str, str | None]) -> bool:
@@ -92,15 +106,18 @@ def _valid_pattern(pair: tuple[str, str | None]) -> bool:
 like_patterns = st.tuples(
     st.text("ab%_!\\\n", max_size=6), st.sampled_from([None, "!", "\\", "%", "_"])
 ).filter(_valid_pattern)
-identifiers = st.one_of(properties, string_headers)
+
 
 base_conditions = st.one_of(
     boolean_literals,
-    properties,
+    identifiers,
     st.builds(Comparison, any_comparison, numeric, numeric),
     st.builds(Comparison, equality, string_sides, string_sides),
     st.builds(Comparison, equality, boolean_sides, boolean_sides),
-    st.builds(Comparison, any_comparison, properties, properties),
+    st.builds(Comparison, any_comparison, identifiers, identifiers),
+    # Unlike types, an identifier (often a header) on either side; `TRUE = 1` is rejected.
+    st.builds(Comparison, equality, identifiers, st.one_of(numeric, string_sides, boolean_sides)),
+    st.builds(Comparison, equality, st.one_of(numeric, string_sides, boolean_sides), identifiers),
     st.builds(Between, numeric, numeric, numeric, st.booleans()),
     st.builds(
         In,
@@ -114,7 +131,7 @@ base_conditions = st.one_of(
         like_patterns,
         st.booleans(),
     ),
-    st.builds(IsNull, st.one_of(properties, string_headers, number_headers), st.booleans()),
+    st.builds(IsNull, identifiers, st.booleans()),
 )
 
 conditions = st.recursive(

@@ -605,7 +605,8 @@ def test_in_is_an_or_of_equalities() -> None:
     invalid("Country IN ('UK', other)")
     invalid("Country IN 'UK'")
     invalid("'UK' IN ('UK')")
-    invalid("JMSPriority IN ('4')")
+    assert evaluate("JMSPriority IN ('4')", {"JMSPriority": 4}) is False  # an int is no String
+    assert evaluate("JMSPriority NOT IN ('4')", {"JMSPriority": 4}) is True
 
 
 def test_not_in_is_not_of_the_or() -> None:
@@ -654,7 +655,8 @@ def test_like_wildcards_and_escape() -> None:
     invalid("s LIKE 'a' ESCAPE '!!'")
     invalid("s LIKE other")
     invalid("5 LIKE '5'")
-    invalid("JMSPriority LIKE '4'")
+    assert evaluate("JMSPriority LIKE '4'", {"JMSPriority": 4}) is False  # an int is no String
+    assert evaluate("JMSPriority NOT LIKE '4'", {"JMSPriority": 4}) is True
 
 
 def test_like_spec_examples() -> None:
@@ -733,15 +735,18 @@ def test_syntax_error_is_a_jms_exception_naming_the_place() -> None:
 def test_semantic_checks_when_presented() -> None:
     # "Jakarta Messaging providers may also optionally provide some semantic checking at the time
     # the selector is presented."
+    # jms checks only what is wrong for every message and ActiveMQ rejects too: unlike types
+    # between two literals, ordering a String or boolean literal or a condition.
     assert "cannot compare a String with a number" in str(invalid("'abc' > 1"))
-    assert "cannot compare a String with a number" in str(invalid("JMSType = 1"))
-    assert "cannot compare a String with a number" in str(invalid("JMSPriority = 'high'"))
+    assert "cannot compare a String with a number" in str(invalid("'abc' = 1"))
     assert "cannot compare a boolean with a number" in str(invalid("TRUE = 1"))
+    assert "compare only with = and <>" in str(invalid("JMSType < 'car'"))
+    assert "compare only with = and <>" in str(invalid("(a = 1) < 2"))
     assert "must be a number" in str(invalid("a + 'x' > 1"))
     assert "applies to an identifier" in str(invalid("5 LIKE '5'"))
     assert "at least one string literal" in str(invalid("a IN ()"))
     assert "must be a condition" in str(invalid("a = 1 AND 2"))
-    assert "must be a condition" in str(invalid("JMSType OR a"))
+    assert "must be a condition" in str(invalid("a + 1 OR b"))
 
 
 def test_some_checks_wait_for_the_message() -> None:
@@ -824,7 +829,9 @@ def test_delivery_mode_reads_as_persistent_or_non_persistent() -> None:
     assert evaluate("JMSDeliveryMode IN ('NON_PERSISTENT')", {"JMSDeliveryMode": 1}) is True
     assert evaluate("JMSDeliveryMode LIKE '%PERSISTENT'", {"JMSDeliveryMode": 1}) is True
     assert evaluate("JMSDeliveryMode = 'persistent'") is False
-    assert "String" in str(invalid("JMSDeliveryMode = 2"))
+    # A String compared with a number is FALSE, so "JMSDeliveryMode = 2" selects nothing.
+    assert evaluate("JMSDeliveryMode = 2") is False
+    assert evaluate("JMSDeliveryMode <> 2") is False
 
 
 def test_dates_are_long_milliseconds() -> None:

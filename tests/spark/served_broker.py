@@ -1,24 +1,23 @@
 """Real brokers for Spark tests. ``ServedStore``: what ``jms broker --store DIR --port 0`` runs (the
 SQLite store, the STOMP server), on its own event-loop thread in the test process, at
-``stomp://127.0.0.1:PORT``. ``BrokerProcess``: the ``jms broker`` command itself, as a subprocess.
+``stomp://127.0.0.1:PORT`` (``tests.broker_process.BrokerProcess`` is the ``jms broker`` command
+itself, as a subprocess).
 
 Spark runs a data source's readers and writers in Python worker processes, so they reach the
-broker over the network, as a real pipeline does. ``with ServedStore(directory) as served:`` (or
-``BrokerProcess``) starts it and always stops it (closing the store) when the block ends.
+broker over the network, as a real pipeline does. ``with ServedStore(directory) as served:``
+starts it and always stops it (closing the store) when the block ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from jms.stomp.service import BrokerOptions, serve
 
-__all__ = ["BrokerProcess", "ServedStore"]
+__all__ = ["ServedStore"]
 
 
 class ServedStore:
@@ -67,45 +66,3 @@ class ServedStore:
         except BaseException as error:
             self._error = error
             self._ready.set()
-
-
-class BrokerProcess:
-    """``with BrokerProcess(directory) as broker: ... broker.url ...``: ``jms broker --store
-    DIRECTORY --port 0`` in a subprocess, stopped (SIGTERM, then SIGKILL) when the block ends."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.url = ""
-        self._process: subprocess.Popen[str] | None = None
-
-    def __enter__(self) -> BrokerProcess:
-        self._process = subprocess.Popen(
-            [
-                *(sys.executable, "-c", "from jms.cli import main; main()", "broker"),
-                *("--store", str(self.directory), "--host", "127.0.0.1", "--port", "0"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert self._process.stdout is not None
-        line = self._process.stdout.readline()
-        found = re.search(r"listening on (stomp://\S+)", line)
-        if found is None:
-            self.__exit__()
-            raise AssertionError(f"jms broker did not start: {line!r}")
-        self.url = found.group(1)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        process = self._process
-        if process is None:
-            return
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
-        assert process.stdout is not None
-        process.stdout.close()

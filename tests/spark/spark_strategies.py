@@ -113,36 +113,31 @@ like_patterns = st.tuples(
 
 
 def selector_trees(
-    properties: tuple[str, ...],
-    number_headers: tuple[str, ...] = NUMBER_HEADERS,
-    string_headers: tuple[str, ...] = STRING_HEADERS,
+    properties: tuple[str, ...], headers: tuple[str, ...] = NUMBER_HEADERS + STRING_HEADERS
 ) -> st.SearchStrategy[Expression]:
-    """Well-typed selector trees (the parser's static checks accept them) over these names."""
-    property_identifiers = st.sampled_from(properties).map(Identifier)
-    number_identifiers = (
-        st.sampled_from(number_headers).map(Identifier) if number_headers else st.nothing()
-    )
-    string_identifiers = (
-        st.sampled_from(string_headers).map(Identifier) if string_headers else st.nothing()
-    )
+    """Selector trees the parser accepts, over these names. Header fields of every type take
+    every place an identifier may, unlike types included (`JMSPriority = 'a'` is FALSE)."""
+    identifiers = st.sampled_from(properties + headers).map(Identifier)
     numbers = st.recursive(
-        st.one_of(numeric_literals, property_identifiers, number_identifiers),
+        st.one_of(numeric_literals, identifiers),
         lambda inner: st.one_of(
             st.builds(Unary, st.sampled_from(list(UnaryOperator)), inner),
             st.builds(Arithmetic, st.sampled_from(list(ArithmeticOperator)), inner, inner),
         ),
         max_leaves=3,
     )
-    strings = st.one_of(string_literals, property_identifiers, string_identifiers)
-    booleans = st.one_of(boolean_literals, property_identifiers)
-    identifiers = st.one_of(property_identifiers, string_identifiers)
+    strings = st.one_of(string_literals, identifiers)
+    booleans = st.one_of(boolean_literals, identifiers)
     base = st.one_of(
         boolean_literals,
-        property_identifiers,
+        identifiers,
         st.builds(Comparison, orderings, numbers, numbers),
-        st.builds(Comparison, orderings, property_identifiers, property_identifiers),
+        st.builds(Comparison, orderings, identifiers, identifiers),
         st.builds(Comparison, equalities, strings, strings),
         st.builds(Comparison, equalities, booleans, booleans),
+        # Unlike types, an identifier (often a header) on either side; `TRUE = 1` is rejected.
+        st.builds(Comparison, equalities, identifiers, st.one_of(numbers, strings, booleans)),
+        st.builds(Comparison, equalities, st.one_of(numbers, strings, booleans), identifiers),
         st.builds(Between, numbers, numbers, numbers, st.booleans()),
         st.builds(
             In,
@@ -158,11 +153,7 @@ def selector_trees(
             like_patterns,
             st.booleans(),
         ),
-        st.builds(
-            IsNull,
-            st.one_of(property_identifiers, string_identifiers, number_identifiers),
-            st.booleans(),
-        ),
+        st.builds(IsNull, identifiers, st.booleans()),
     )
     return st.recursive(
         base,

@@ -246,7 +246,7 @@ def _plain_row(position: int, message: Message) -> tuple[Any, ...]:
 @batch_settings(examples=3)
 @given(
     trees=st.lists(
-        selector_trees(tuple(PLAIN_COLUMNS), ("JMSPriority", "JMSTimestamp"), ("JMSType",)),
+        selector_trees(tuple(PLAIN_COLUMNS), tuple(PLAIN_HEADERS)),
         min_size=SELECTORS_PER_EXAMPLE,
         max_size=SELECTORS_PER_EXAMPLE,
     ),

@@ -17,7 +17,7 @@ import jms.spark
 from jms.client import Connection, ConnectionFactory, Session, TopicSubscription
 from jms.message import Message, Queue, Topic
 from jms.types import Long
-from tests.spark.served_broker import BrokerProcess
+from tests.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.spark
 

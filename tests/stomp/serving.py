@@ -3,17 +3,55 @@
 ``ServedBroker(broker)`` (``jms.stomp.service.ServerThread``) serves ``broker`` on 127.0.0.1 at a
 free port while the ``with`` block runs, and always stops the loop and the server afterwards (the
 broker stays open: its owner closes it). ``RawClient(port)`` writes exactly the bytes a test gives it and reads frames back.
+``broker_process(*arguments)`` runs ``jms broker ARGUMENTS`` as a process and gives its startup
+line; ``stop_process`` stops it with SIGTERM as an operator would.
 """
 
 from __future__ import annotations
 
+import select
+import signal
 import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from jms.stomp import Frame, FrameParser, Role, Version
 from jms.stomp.service import ServerThread
 
-__all__ = ["RawClient", "ServedBroker"]
+__all__ = ["RawClient", "ServedBroker", "broker_process", "stop_process"]
+
+
+_RUN_CLI = "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()"
+
+
+@contextmanager
+def broker_process(*arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``jms broker ARGUMENTS`` running; its process and startup line. Always stopped."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _RUN_CLI, "broker", *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        line = process.stdout.readline() if ready else ""
+        yield process, line
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+def stop_process(process: subprocess.Popen[str]) -> tuple[int, str]:
+    """SIGTERM, then the exit code and what it printed after its startup line."""
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=30)
+    return process.returncode, out
 
 
 #: The library's background server, under the name these tests use.

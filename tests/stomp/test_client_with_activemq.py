@@ -6,6 +6,7 @@ cannot be installed or started here."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -16,6 +17,7 @@ from jms import (
     Connection,
     ConnectionFactory,
     MapMessage,
+    Message,
     Queue,
     Session,
     TextMessage,
@@ -216,3 +218,31 @@ def test_typed_messages_cross_activemq_between_jms_clients(
 def test_shared_subscriptions_are_refused_clearly(connection: Connection) -> None:
     with pytest.raises(JMSException, match="shared subscriptions need a jms broker"):
         connection.create_session().create_shared_consumer(Topic("t"), "s")
+
+
+def test_asynchronous_sends_complete_in_order_on_activemq(
+    connection: Connection, queue: Queue
+) -> None:
+    # JMS 2.0 asynchronous send over plain STOMP: each SEND asks for a RECEIPT, many in flight;
+    # "callbacks [...] will be performed in the same order as the corresponding calls to send".
+    completed: list[str] = []
+    failed: list[Exception] = []
+    done = threading.Event()
+
+    class Tally:
+        def on_completion(self, message: Message) -> None:
+            completed.append(message.get_text())  # type: ignore[attr-defined]
+            if len(completed) == 300:
+                done.set()
+
+        def on_exception(self, message: Message, exception: Exception) -> None:
+            failed.append(exception)
+            done.set()
+
+    session = connection.create_session()
+    producer = session.create_producer(queue)
+    for n in range(300):
+        producer.send(TextMessage(str(n)), completion_listener=Tally())
+    assert done.wait(30) and not failed
+    assert completed == [str(n) for n in range(300)]
+    assert _drain(session.create_consumer(queue), 2000) == [str(n) for n in range(300)]

@@ -6,13 +6,7 @@ from __future__ import annotations
 
 import gc
 import re
-import select
-import signal
-import subprocess
-import sys
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,35 +16,7 @@ from jms.broker import Broker
 from jms.broker.security import hash_password, verify_password
 from jms.cli import app
 from jms.stomp.service import BROKER_GC_THRESHOLD, tune_garbage_collector
-from tests.stomp.serving import ServedBroker
-
-_RUN_CLI = "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()"
-
-
-@contextmanager
-def _broker_process(*arguments: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``jms broker ARGUMENTS`` running; its process and startup line. Always stopped."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", _RUN_CLI, "broker", *arguments],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 30)
-        line = process.stdout.readline() if ready else ""
-        yield process, line
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(10)
-
-
-def _stop(process: subprocess.Popen[str]) -> tuple[int, str]:
-    process.send_signal(signal.SIGTERM)
-    out, _ = process.communicate(timeout=30)
-    return process.returncode, out
+from tests.stomp.serving import ServedBroker, broker_process, stop_process
 
 
 def test_jms_broker_runs_on_the_store_and_stops_cleanly(tmp_path: Path) -> None:
@@ -70,7 +36,7 @@ def test_jms_broker_runs_on_the_store_and_stops_cleanly(tmp_path: Path) -> None:
         "--config",
         str(config),
     )
-    with _broker_process(*arguments) as (process, line):
+    with broker_process(*arguments) as (process, line):
         assert "jms broker" in line and "listening on stomp://127.0.0.1:" in line, line
         assert f"store: {store} (SQLite)" in line
         assert f"auth: 1 user, login required, no permission rules ({config})" in line
@@ -97,27 +63,27 @@ def test_jms_broker_runs_on_the_store_and_stops_cleanly(tmp_path: Path) -> None:
         assert refused.exit_code == 1 and "does not accept anonymous clients" in refused.output
         with urllib.request.urlopen(metrics.group(0), timeout=10) as response:
             text = response.read().decode()
-        assert 'jms_queue_depth{queue="queue://orders",destination="queue://orders"} 1' in text
-        assert "jms_stomp_connections_refused_total 1" in text
-        with _broker_process("--store", str(store), "--port", "0") as (second, _):
+        assert 'jms_queue_depth{destination="queue://orders",queue="queue://orders"} 1.0' in text
+        assert "jms_stomp_connections_refused_total 1.0" in text
+        with broker_process("--store", str(store), "--port", "0") as (second, _):
             assert second.wait(30) == 1
             assert second.stderr is not None and "lock" in second.stderr.read().lower()
-        code, out = _stop(process)
+        code, out = stop_process(process)
     assert code == 0 and "jms broker stopped" in out
     assert any(store.iterdir())
-    with _broker_process("--store", str(store), "--port", "0") as (process, line):  # recovers
+    with broker_process("--store", str(store), "--port", "0") as (process, line):  # recovers
         assert "auth: anonymous access (no --config)" in line
         url = re.search(r"stomp://[\d.]+:\d+", line)
         assert url is not None
         received = CliRunner().invoke(app, ["receive", "orders", "--url", url.group(0)])
         assert received.exit_code == 0 and "hello" in received.output
-        assert _stop(process)[0] == 0
+        assert stop_process(process)[0] == 0
 
 
 def test_jms_broker_explains_a_bad_config(tmp_path: Path) -> None:
     config = tmp_path / "broker.toml"
     config.write_text('[[policies]]\ndestination = "*"\nmax_deliveries = 0\n')
-    with _broker_process("--memory", "--port", "0", "--config", str(config)) as (process, _):
+    with broker_process("--memory", "--port", "0", "--config", str(config)) as (process, _):
         assert process.wait(30) == 1
         assert process.stderr is not None
         assert "[[policies]] #1: max_deliveries must be at least 1" in process.stderr.read()

@@ -61,7 +61,7 @@ def test_connect_becomes_a_request_and_accept_writes_connected() -> None:
     data = connection.accept(session="s-1", server="jms/0.1.0")
     assert (
         data
-        == b"CONNECTED\nversion:1.2\nheart-beat:1000,2000\nsession:s-1\nserver:jms/0.1.0\n\n\x00"
+        == b"CONNECTED\nversion:1.2\nheart-beat:1000,2000\nsession:s-1\nserver:jms/0.1.0\n\n\x00\n"
     )
     assert connection.state is ServerState.CONNECTED
     assert connection.version is Version.V1_2
@@ -81,7 +81,7 @@ def test_a_1_0_client_gets_no_heart_beats() -> None:
     assert isinstance(request, ConnectRequest)
     assert request.version is Version.V1_0
     assert request.heart_beat == HeartBeatIntervals(0, 0)
-    assert connection.accept() == b"CONNECTED\nversion:1.0\n\n\x00"
+    assert connection.accept() == b"CONNECTED\nversion:1.0\n\n\x00\n"
 
 
 def test_heart_beats_before_connect_are_events() -> None:
@@ -168,7 +168,7 @@ def test_connected_frames_come_out_as_they_are() -> None:
     connection = connected()
     data = (
         b"SUBSCRIBE\nid:0\ndestination:/queue/a\nack:client-individual\n\n\x00"
-        b"SEND\ndestination:/queue/a\ncontent-length:2\n\nhi\x00\n"
+        b"SEND\ndestination:/queue/a\ncontent-length:2\n\nhi\x00\n\n"
         b"ACK\nid:m-1\n\n\x00"
     )
     events = list(connection.feed(data))
@@ -286,7 +286,7 @@ def test_subscribe_ack_modes(version: Version, ack: str, valid: bool) -> None:
 
 def test_disconnect_allows_its_receipt_then_nothing_more() -> None:
     connection = connected()
-    frame, heart_beat = connection.feed(b"DISCONNECT\nreceipt:bye\n\n\x00\n")
+    frame, heart_beat = connection.feed(b"DISCONNECT\nreceipt:bye\n\n\x00\n\n")
     assert (frame, heart_beat) == (Frame("DISCONNECT", (("receipt", "bye"),)), HeartBeat())
     assert connection.state is ServerState.DISCONNECTED
     assert list(connection.feed(b"\n")) == [HeartBeat()]
@@ -294,7 +294,7 @@ def test_disconnect_allows_its_receipt_then_nothing_more() -> None:
         connection.send(
             Frame("MESSAGE", (("destination", "/q"), ("message-id", "1"), ("subscription", "0")))
         )
-    assert connection.send(receipt_frame("bye")) == b"RECEIPT\nreceipt-id:bye\n\n\x00"
+    assert connection.send(receipt_frame("bye")) == b"RECEIPT\nreceipt-id:bye\n\n\x00\n"
     frame = answer(connection, b"SEND\ndestination:/q\n\n\x00")
     assert frame.header("message") == "SEND frame #3: received after DISCONNECT"
 
@@ -312,7 +312,7 @@ def test_messages_go_out_in_the_negotiated_escaping() -> None:
         "MESSAGE", (("destination", "/q"), ("message-id", "ID:1"), ("subscription", "0")), b"x"
     )
     assert connection.send(message) == (
-        b"MESSAGE\ndestination:/q\nmessage-id:ID\\c1\nsubscription:0\ncontent-length:1\n\nx\x00"
+        b"MESSAGE\ndestination:/q\nmessage-id:ID\\c1\nsubscription:0\ncontent-length:1\n\nx\x00\n"
     )
 
 

@@ -66,19 +66,21 @@ def test_stomp_1_0_reads_backslashes_verbatim() -> None:
 def test_a_body_gets_a_content_length_and_headers_are_escaped() -> None:
     frame = Frame("SEND", (("destination", "/queue/a"), ("key", "a:b\nc")), b"hi\x00there")
     assert frame.to_bytes(Version.V1_2) == (
-        b"SEND\ndestination:/queue/a\nkey:a\\cb\\nc\ncontent-length:8\n\nhi\x00there\x00"
+        b"SEND\ndestination:/queue/a\nkey:a\\cb\\nc\ncontent-length:8\n\nhi\x00there\x00\n"
     )
 
 
 def test_no_body_means_no_content_length() -> None:
     assert Frame("SEND", (("destination", "/queue/a"),)).to_bytes(Version.V1_2) == (
-        b"SEND\ndestination:/queue/a\n\n\x00"
+        b"SEND\ndestination:/queue/a\n\n\x00\n"
     )
 
 
 def test_a_matching_content_length_is_kept_where_it_is() -> None:
     frame = Frame("MESSAGE", (("content-length", "002"), ("destination", "/q")), b"ab")
-    assert frame.to_bytes(Version.V1_1) == b"MESSAGE\ncontent-length:002\ndestination:/q\n\nab\x00"
+    assert (
+        frame.to_bytes(Version.V1_1) == b"MESSAGE\ncontent-length:002\ndestination:/q\n\nab\x00\n"
+    )
 
 
 def test_a_wrong_content_length_is_refused() -> None:
@@ -94,13 +96,13 @@ def test_connect_frames_are_never_escaped(command: str) -> None:
 
 def test_stomp_1_0_writes_colons_in_values_as_they_are() -> None:
     frame = Frame("MESSAGE", (("message-id", "ID:host-1:2"),))
-    assert frame.to_bytes(Version.V1_0) == b"MESSAGE\nmessage-id:ID:host-1:2\n\n\x00"
+    assert frame.to_bytes(Version.V1_0) == b"MESSAGE\nmessage-id:ID:host-1:2\n\n\x00\n"
     assert parse(frame.to_bytes(Version.V1_0), Role.SERVER, Version.V1_0) == [frame]
 
 
 def test_repeated_headers_keep_their_order_and_the_first_is_the_value() -> None:
     frame = Frame("MESSAGE", (("foo", "World"), ("foo", "Hello")))
-    assert frame.to_bytes(Version.V1_2) == b"MESSAGE\nfoo:World\nfoo:Hello\n\n\x00"
+    assert frame.to_bytes(Version.V1_2) == b"MESSAGE\nfoo:World\nfoo:Hello\n\n\x00\n"
     assert frame.header("foo") == "World"
     assert frame.header("bar") is None
 
@@ -132,7 +134,7 @@ def test_what_a_version_cannot_carry_is_refused(
 
 def test_stomp_1_2_escapes_what_1_0_cannot_carry() -> None:
     frame = Frame("SEND", (("a:b", "v\r"), ("c", "line\nfeed")))
-    assert frame.to_bytes(Version.V1_2) == b"SEND\na\\cb:v\\r\nc:line\\nfeed\n\n\x00"
+    assert frame.to_bytes(Version.V1_2) == b"SEND\na\\cb:v\\r\nc:line\\nfeed\n\n\x00\n"
     assert parse(frame.to_bytes(Version.V1_2)) == [frame]
 
 
@@ -175,7 +177,7 @@ def test_error_frame_without_receipt_has_no_receipt_id() -> None:
 
 
 def test_receipt_frame_names_the_receipt() -> None:
-    assert receipt_frame("77").to_bytes(Version.V1_2) == b"RECEIPT\nreceipt-id:77\n\n\x00"
+    assert receipt_frame("77").to_bytes(Version.V1_2) == b"RECEIPT\nreceipt-id:77\n\n\x00\n"
 
 
 _texts = st.text(st.sampled_from("ab:\\\n\r\x00\x01é"), max_size=6)
@@ -198,7 +200,7 @@ def test_a_header_block_is_escaped_as_each_header_alone_would_be(
         f"{escape_header(name, version)}:{escape_header(value, version)}\n"
         for name, value in headers
     )
-    assert encode_frame("SEND", headers, b"", version) == f"SEND\n{lines}\n".encode() + b"\0"
+    assert encode_frame("SEND", headers, b"", version) == f"SEND\n{lines}\n".encode() + b"\0\n"
 
 
 def test_an_empty_header_name_is_refused_wherever_it_is() -> None:

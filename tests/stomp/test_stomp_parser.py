@@ -33,12 +33,13 @@ def test_a_body_not_followed_by_nul_where_content_length_says_is_refused() -> No
 
 @pytest.mark.parametrize("version", [Version.V1_0, Version.V1_1, Version.V1_2])
 def test_crlf_ends_every_line_in_every_version(version: Version) -> None:
-    data = b"\r\nSEND\r\ndestination:/queue/a\r\n\r\nhello\x00\r\n"
+    data = b"\r\nSEND\r\ndestination:/queue/a\r\n\r\nhello\x00\r\n\r\n"
     assert parse(data, version=version) == [HeartBeat(), SEND, HeartBeat()]
 
 
 def test_end_of_lines_between_frames_are_heart_beats() -> None:
-    data = b"\n\n" + SEND_BYTES + b"\n\r\n" + SEND_BYTES + b"\n"
+    # The end-of-line right after a NUL is that frame's own; the others are heart-beats.
+    data = b"\n\n" + SEND_BYTES + b"\n\r\n\n" + SEND_BYTES + b"\r\n\n"
     assert parse(data) == [
         HeartBeat(),
         HeartBeat(),
@@ -227,9 +228,9 @@ def test_after_an_error_the_parser_stays_failed() -> None:
 
 def test_error_offsets_count_from_the_start_of_the_stream() -> None:
     parser = FrameParser(Role.CLIENT)
-    assert list(parser.feed(SEND_BYTES + b"\n")) == [SEND, HeartBeat()]
+    assert list(parser.feed(SEND_BYTES + b"\n\n")) == [SEND, HeartBeat()]
     with pytest.raises(
-        StompProtocolError, match=rf"^SEND frame at byte {len(SEND_BYTES) + 1}: header line 1"
+        StompProtocolError, match=rf"^SEND frame at byte {len(SEND_BYTES) + 2}: header line 1"
     ):
         list(parser.feed(b"SEND\nbroken\n\n\x00"))
 

@@ -18,6 +18,7 @@ from jms.store import (
     Completion,
     DurableSubscriptionRecord,
     RemoveEntry,
+    RemoveRange,
     ReserveSequences,
     SaveSubscription,
     SetDeliveryCount,
@@ -71,6 +72,42 @@ def test_acknowledged_messages_are_deleted_from_disk(tmp_path: Path) -> None:
     store.submit([RemoveEntry("queue://q", 1)]).wait()
     with sqlite3.connect(tmp_path / DATABASE_NAME) as inspector:
         assert inspector.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    store.close()
+
+
+def test_consumed_ranges_delete_exactly_the_messages_left_without_references(
+    tmp_path: Path,
+) -> None:
+    # Long runs are deleted by one range statement each: a topic's messages in such a run that
+    # another subscription still holds must stay (their count drops), and so must messages next
+    # to the run and those of a gap inside it.
+    store = SQLiteStore(tmp_path)
+    store.submit(
+        [
+            AppendMessage("queue://q", seq, TextMessage(str(seq)), ("queue://q",))
+            for seq in range(1, 201)
+            if seq != 150
+        ]
+    ).wait()
+    store.submit(
+        [
+            AppendMessage("topic://t", seq, TextMessage(str(seq)), ("a", "b"))
+            for seq in range(1, 101)
+        ]
+    ).wait()
+
+    def remaining(log: str) -> list[tuple[int, int]]:
+        with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
+            query = "SELECT seq, refs FROM messages WHERE log = ? ORDER BY seq"
+            return inspector.execute(query, (log,)).fetchall()
+
+    store.submit([RemoveRange("queue://q", 11, 190), RemoveRange("a", 1, 60)]).wait()
+    assert [seq for seq, _ in remaining("queue://q")] == [*range(1, 11), *range(191, 201)]
+    assert remaining("topic://t") == [(seq, 2 if seq > 60 else 1) for seq in range(1, 101)]
+    store.submit([RemoveRange("b", 1, 80), RemoveRange("a", 61, 100)]).wait()
+    assert remaining("topic://t") == [(seq, 1) for seq in range(81, 101)]
+    store.submit([RemoveRange("b", 81, 100), RemoveRange("queue://q", 1, 200)]).wait()
+    assert remaining("topic://t") == remaining("queue://q") == []
     store.close()
 
 

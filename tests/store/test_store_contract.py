@@ -10,7 +10,7 @@ import pytest
 
 from jms.errors import IllegalStateException
 from jms.message import TextMessage
-from jms.message.codec import encode
+from jms.message.codec import decode, encode
 from jms.store import (
     AddDestination,
     AppendMessage,
@@ -255,3 +255,40 @@ def test_encoded_entries_are_the_codec_bytes_of_the_entries_read(store: MessageS
     store.close()
     with pytest.raises(IllegalStateException):
         store.read_encoded_entries("queue://q", 1, None, 10)
+
+
+def test_read_not_due_entries_finds_exactly_the_messages_a_browse_hides_until_later(
+    store: MessageStore,
+) -> None:
+    # (JMSDeliveryTime, JMSExpiration) at now = 1000: a message is hidden until later when its
+    # delivery time is after now (not at it) and it has not expired (expiration 0, or after now).
+    # Negative times, which no producer stamps, are judged as numbers all the same.
+    now = 1000
+    times = {
+        1: (0, 0),
+        2: (1000, 0),  # due at now
+        3: (1001, 0),  # hidden
+        4: (5000, 1000),  # expired at now
+        5: (5000, 1001),  # hidden
+        6: (-5, 0),
+        7: (5000, -3),  # expired long ago
+        8: (2**62, 0),  # hidden
+        9: (999, 2000),
+    }
+    for seq, (delivery_time, expiration) in times.items():
+        message = _message(f"m{seq}")
+        message.set_jms_delivery_time(delivery_time)
+        message.set_jms_expiration(expiration)
+        store.submit([AppendMessage("queue://q", seq, message, ("queue://q",))]).wait()
+
+    def hidden(start: int, end: int | None, limit: int) -> list[int]:
+        return [e.seq for e in store.read_not_due_entries("queue://q", start, end, now, limit)]
+
+    assert hidden(1, None, 100) == [3, 5, 8]
+    assert hidden(4, 7, 100) == [5]
+    assert hidden(1, None, 2) == [3, 5]
+    assert hidden(9, None, 100) == []
+    assert hidden(1, None, 1) == [3]
+    assert hidden(6, None, 1) == [8]  # what passes a store's own filter wrongly is not all
+    (entry,) = store.read_not_due_entries("queue://q", 8, 8, now, 1)
+    assert decode(entry.data).get_text() == "m8"  # type: ignore[attr-defined]

@@ -848,22 +848,18 @@ class Broker:
                 best = entry.seq
             first_paged = queue.first_paged()
             key = queue.store_key
-        if first_paged is None or key is None:
+            all_due = queue.paged_all_due_at(now)
+        if first_paged is None or key is None or all_due:
             return best
         _await(self._store.submit(()))
         start = max(start_seq, first_paged)
         stop = upper if best is None else min(upper, best - 1)
         while start <= stop:
-            # The times are in the fixed header: only a message not yet due is decoded, and only
-            # to evaluate a selector.
-            page = self._store.read_encoded_entries(key, start, stop, DEFAULT_BROWSE_PAGE)
+            # Only a message not yet due is decoded, and only to evaluate a selector.
+            page = self._store.read_not_due_entries(key, start, stop, now, DEFAULT_BROWSE_PAGE)
             for stored in page:
-                expiration, delivery_time = header_times(stored.data)
-                if delivery_time <= now or (expiration and expiration <= now):
-                    continue
-                if compiled is not None and not compiled.matches(decode(stored.data)):
-                    continue
-                return stored.seq
+                if compiled is None or compiled.matches(decode(stored.data)):
+                    return stored.seq
             if len(page) < DEFAULT_BROWSE_PAGE:
                 break
             start = page[-1].seq + 1
@@ -1147,10 +1143,33 @@ class Broker:
             if queue is not None:
                 self._consume_between(queue, 1, seq, work)
 
+    def purge(self, connection_id: int, queue: Queue) -> int:
+        """Remove every message of ``queue`` not in flight to a consumer; return how many. They
+        count as purged, not as acknowledged. A queue this broker does not know (nothing was
+        sent to it and no consumer opened on it) is an ``InvalidDestinationException``."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            state = self._queues.get(str(queue))
+            if state is None:
+                raise InvalidDestinationException(
+                    f"{queue} does not exist on this broker: nothing was sent to it and no "
+                    "consumer opened on it (check the name)"
+                )
+            held = self._browse_source(connection, queue)
+            assert held is not None
+            work = _Work(self._clock())
+            purged = self._consume_between(held, 1, state.last_seq, work, purge=True)
+            completion = self._finish(work)
+        completion.wait()
+        return purged
+
     @staticmethod
-    def _consume_between(queue: MessageQueue, start_seq: int, end_seq: int, work: _Work) -> int:
+    def _consume_between(
+        queue: MessageQueue, start_seq: int, end_seq: int, work: _Work, *, purge: bool = False
+    ) -> int:
         """Consume every entry of ``queue`` numbered ``start_seq`` to ``end_seq`` not in flight,
-        paged-out ones too (as one range in the store); return how many."""
+        paged-out ones too (as one range in the store); return how many. They count as
+        acknowledged, or as purged with ``purge``."""
         entries = queue.entries_between(start_seq, end_seq)
         for entry in entries:
             queue.remove(entry)
@@ -1161,9 +1180,17 @@ class Broker:
         if paged:
             assert queue.store_key is not None
             work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
-        queue.acknowledged += len(entries) + paged
+        if purge:
+            queue.purged += len(entries) + paged
+        else:
+            queue.acknowledged += len(entries) + paged
         work.paging.add(queue)
         return len(entries) + paged
+
+    def topics(self) -> list[Topic]:
+        """Every topic the broker knows (sent to or subscribed to), temporary ones included."""
+        with self._lock:
+            return [state.destination for state in self._topics.values()]
 
     def stats(self) -> list[QueueStats]:
         """A snapshot of every queue and topic subscription."""
@@ -1179,9 +1206,11 @@ class Broker:
                     consumers=len(q.consumers),
                     enqueued=q.enqueued,
                     acknowledged=q.acknowledged,
+                    purged=q.purged,
                     expired=q.expired,
                     dead_lettered=q.dead_lettered,
                     paged=q.paged,
+                    dead_letter_queue=self._is_dead_letter_queue(q),
                 )
                 for q in queues
             ]
@@ -1570,7 +1599,7 @@ class Broker:
                 and window is not None
                 and (queue.paged or queue.waiting >= window)
             ):
-                queue.page_out(seq)
+                queue.page_out(seq, message._delivery_time)
                 continue
             entry = Entry(seq, message, stored=stored_here, gate=None if stored_here else gate)
             self._admit(queue, entry, work)
@@ -1728,6 +1757,13 @@ class Broker:
                 f"(max_deliveries {limit})"
             )
             target = policy.dead_letter_queue_for(queue.destination.name)
+            logger.warning(
+                "%s: message %s dead-lettered to queue://%s: %s",
+                queue.name,
+                entry.message.get_jms_message_id(),
+                target,
+                reason,
+            )
             self._move(queue, entry, target, reason, work)
             return
         if entry.expired(work.now):
@@ -1890,7 +1926,7 @@ class Broker:
         while True:
             seqs = self._store.read_sequences(key, start, _SEQUENCE_PAGE)
             for seq in seqs:
-                queue.page_out(seq)
+                queue.page_out(seq, None)
             if len(seqs) < _SEQUENCE_PAGE:
                 return
             start = seqs[-1] + 1

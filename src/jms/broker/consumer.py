@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from jms.errors import InvalidDestinationException
 from jms.message import Destination, Message, Topic
-from jms.selector import Selector
+from jms.selector import Selector, selector_or_none
 
 if TYPE_CHECKING:
     from jms.broker.delivery import Delivery
@@ -84,8 +84,9 @@ class ConsumerSpec:
 
     @property
     def selector_text(self) -> str | None:
-        """The selector, with the empty string read as no selector (as the spec says)."""
-        return self.selector or None
+        """The selector; None for no selector, the empty string or white space only (the spec:
+        "If the value of a message selector is an empty string, the value is treated as a null")."""
+        return selector_or_none(self.selector)
 
 
 class Consumer:

@@ -148,11 +148,14 @@ class MessageQueue:
         self.watched_deadline: int | None = None
         self.enqueued = 0
         self.acknowledged = 0
+        self.purged = 0
         self.expired = 0
         self.dead_lettered = 0
         # Sequence numbers of paged-out entries, ascending, from index _paged_head on.
         self._paged = array("q")
         self._paged_head = 0
+        # No paged-out entry has a delivery time after this (None: unknown, as after recovery).
+        self._paged_due_by: int | None = 0
         #: Whether a page-in of this queue is on its way (the broker asks for one at a time).
         self.paging_in = False
 
@@ -406,14 +409,27 @@ class MessageQueue:
         """How many entries are paged out."""
         return len(self._paged) - self._paged_head
 
-    def page_out(self, seq: int) -> None:
-        """Count a new stored entry that stays in the store only (above every entry in memory)."""
+    def page_out(self, seq: int, delivery_time: int | None) -> None:
+        """Count a new stored entry that stays in the store only (above every entry in memory);
+        ``delivery_time`` is its message's JMSDeliveryTime (None: not known)."""
         if self.paged and self._paged[-1] >= seq:
             raise ValueError(
                 f"{self.name}: paged-out sequence {seq} is not above the last one, {self._paged[-1]}"
             )
+        due_by = self._paged_due_by if self.paged else 0
+        if due_by is not None and delivery_time is not None:
+            due_by = max(due_by, delivery_time)
+        else:
+            due_by = None
+        self._paged_due_by = due_by
         self._paged.append(seq)
         self.enqueued += 1
+
+    def paged_all_due_at(self, now: int) -> bool:
+        """Whether every paged-out entry is known to be due at ``now`` (a range reader then
+        need not look in the store for one that is not)."""
+        due_by = self._paged_due_by if self.paged else 0
+        return due_by is not None and due_by <= now
 
     def paged_front(self, count: int) -> tuple[int, int, int]:
         """``(first_seq, last_seq, n)`` of the first ``count`` paged-out entries (n <= count)."""

@@ -305,6 +305,13 @@ class Security:
         """The name permissions know an authenticated client by."""
         return user if user else ANONYMOUS
 
+    def grants_anywhere(self, principal: str, action: Action) -> bool:
+        """Whether some permission rule lets ``principal`` ``action`` the destinations it
+        matches (every action, without rules)."""
+        return not self._permissions or any(
+            permission.allows(principal, action) for permission in self._permissions
+        )
+
     def allows(self, principal: str, action: Action, destination: str) -> bool:
         """Whether ``principal`` may ``action`` the destination with text form ``destination``
         (``queue://orders``). Temporary destinations are not subject to permissions."""

@@ -17,7 +17,8 @@ class QueueStats:
     subscription (``durable://client/name``, ``shared://client/name``, ``subscriber://<id>``);
     ``destination`` is the queue or topic messages were sent to. ``depth`` counts every message
     held, in flight included; ``paged`` how many of those wait in the store only, beyond the
-    memory window."""
+    memory window; ``dead_letter_queue`` whether the broker moves dead letters there.
+    ``purged`` counts messages removed by a purge (not ``acknowledged``)."""
 
     name: str
     destination: str
@@ -29,3 +30,5 @@ class QueueStats:
     expired: int
     dead_lettered: int
     paged: int = 0
+    dead_letter_queue: bool = False
+    purged: int = 0

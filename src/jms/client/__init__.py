@@ -14,6 +14,7 @@ delivery decisions are the broker's.
 
 from jms.broker.staging import BatchMarker, StagedRange
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.context import JMSConsumer, JMSContext, JMSProducer
@@ -28,6 +29,7 @@ from jms.client.transport import RangeSource, TopicSubscription, Transport
 __all__ = [
     "BatchMarker",
     "ClientOptions",
+    "CompletionListener",
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",

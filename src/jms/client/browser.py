@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from jms.broker import DEFAULT_BROWSE_PAGE
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import Message, ObjectMessage, Queue
-from jms.selector import Selector
+from jms.selector import Selector, selector_or_none
 
 if TYPE_CHECKING:
     from jms.client.session import Session
@@ -31,7 +31,7 @@ class QueueBrowser:
         Selector(message_selector)  # a bad selector fails here, when it is presented
         self._session = session
         self._queue = queue
-        self._selector = message_selector or None
+        self._selector = selector_or_none(message_selector)
         self._closed = False
 
     def __repr__(self) -> str:

@@ -13,6 +13,7 @@ dispatches messages itself; sessions do.
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -60,6 +61,18 @@ class ConnectionMetaData:
             return version("jms")
         except PackageNotFoundError:
             return "unknown"
+
+    def get_provider_major_version(self) -> int:
+        """The first number of ``get_provider_version()`` (0 when it is unknown)."""
+        return self._provider_version_part(0)
+
+    def get_provider_minor_version(self) -> int:
+        """The second number of ``get_provider_version()`` (0 when it is unknown)."""
+        return self._provider_version_part(1)
+
+    def _provider_version_part(self, index: int) -> int:
+        parts = re.findall(r"\d+", self.get_provider_version())
+        return int(parts[index]) if len(parts) > index else 0
 
     def get_jmsx_property_names(self) -> list[str]:
         """The JMSX properties this provider supports."""
@@ -132,13 +145,21 @@ class Connection:
     ) -> Session:
         """``create_session(transacted, acknowledge_mode)``; also ``create_session(session_mode)``
         with one of the ``Session`` constants, as JMS 2.0 allows. A transacted session ignores
-        ``acknowledge_mode``."""
+        ``acknowledge_mode``; a non-transacted one takes AUTO, CLIENT or DUPS_OK only (the
+        javadoc of ``createSession(boolean, int)``: "The permitted values are
+        Session.CLIENT_ACKNOWLEDGE, Session.AUTO_ACKNOWLEDGE and Session.DUPS_OK_ACKNOWLEDGE")."""
         if type(transacted) is int:
             mode = transacted
         elif transacted:
             mode = Session.SESSION_TRANSACTED
         else:
             mode = acknowledge_mode
+            if type(mode) is int and mode == Session.SESSION_TRANSACTED:
+                raise JMSException(
+                    "create_session(False, Session.SESSION_TRANSACTED): a non-transacted session "
+                    "takes Session.AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE or DUPS_OK_ACKNOWLEDGE; "
+                    "for a transacted one pass True"
+                )
         if type(mode) is not int or mode not in _SESSION_MODES:
             raise JMSException(
                 f"invalid session mode {mode!r}; expected one of "
@@ -176,7 +197,10 @@ class Connection:
 
     def close(self) -> None:
         """Close every session, then the connection itself. Listeners running meanwhile may
-        use the connection and their sessions until they return. Idempotent."""
+        use the connection and their sessions until they return; so do the completion listeners
+        of asynchronous sends, which close waits for. Idempotent."""
+        for session in list(self._sessions):
+            session._completions.wait("close")
         with self._lock:
             if self._closing:
                 return

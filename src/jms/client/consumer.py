@@ -47,6 +47,11 @@ class _PrefetchBuffer:
         self._lanes[delivery.message.get_jms_priority()].append(delivery)
         self._count += 1
 
+    def appendleft(self, delivery: Delivery) -> None:
+        """Put back the delivery ``popleft`` just returned, so that it is taken next again."""
+        self._lanes[delivery.message.get_jms_priority()].appendleft(delivery)
+        self._count += 1
+
     def popleft(self) -> Delivery:
         for lane in reversed(self._lanes):
             if lane:
@@ -164,6 +169,13 @@ class MessageConsumer:
         with self._session._condition:
             return [delivery.tag for delivery in self._buffer.take_all()]
 
+    def _put_back(self, delivery: Delivery) -> None:
+        """Hold ``delivery`` again as the next one to take, as if it had never been taken."""
+        with self._session._condition:
+            self._buffer.appendleft(delivery)
+            self._uncredited -= 1  # taking it again must not count twice toward credit
+            self._session._condition.notify_all()
+
     def _took_one(self) -> None:
         self._uncredited += 1
         if self._uncredited >= self._credit_batch:
@@ -196,7 +208,7 @@ class MessageConsumer:
                 try:
                     result = transform(message)
                 except MessageFormatException:
-                    session._undo_automatic(delivery.tag)
+                    session._unreceive(self, delivery)
                     raise
             session._settle(delivery.tag)
             return result

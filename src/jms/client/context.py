@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any, Final
 
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener, check_completion_listener
 from jms.client.connection import Connection, ConnectionMetaData, ExceptionListener
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import (
@@ -280,6 +281,7 @@ class JMSProducer:
         self._correlation_id: str | bytes | None = None
         self._type: str | None = None
         self._reply_to: Destination | None = None
+        self._async: CompletionListener | None = None
 
     def __repr__(self) -> str:
         return "<JMSProducer>"
@@ -303,8 +305,18 @@ class JMSProducer:
             delivery_mode=self._delivery_mode,
             priority=self._priority,
             time_to_live=self._time_to_live,
+            completion_listener=self._async,
         )
         return self
+
+    def set_async(self, completion_listener: CompletionListener | None) -> JMSProducer:
+        """Make later sends asynchronous, reporting to ``completion_listener`` (see
+        ``MessageProducer.send``); None makes them synchronous again."""
+        self._async = check_completion_listener(completion_listener, "set_async")
+        return self
+
+    def get_async(self) -> CompletionListener | None:
+        return self._async
 
     def _message_for(self, body: Any) -> Message:
         if isinstance(body, Message):
@@ -446,9 +458,16 @@ class JMSProducer:
 
 
 def _body_of(cls: type, message: Message) -> Any:
-    if type(message) is Message or isinstance(message, StreamMessage):
+    if isinstance(message, StreamMessage):
         raise MessageFormatException(
-            f"receive_body cannot return the body of a {type(message).__name__}; use receive()"
+            "receive_body cannot return the body of a StreamMessage; use receive()"
+        )
+    if not message._has_body():
+        # JMSConsumer.receiveBody: MessageFormatRuntimeException "if the message has no body" --
+        # returning None would look like a timeout.
+        raise MessageFormatException(
+            f"receive_body cannot return a body: the next message, a {type(message).__name__}, "
+            "has no body; use receive()"
         )
     return message.get_body(cls)
 
@@ -479,9 +498,10 @@ class JMSConsumer:
 
     def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
         """The next message's body as ``cls`` (``str``, ``bytes``, ``dict``, a class), or None
-        on timeout. A body that cannot be given as ``cls`` raises ``MessageFormatException``;
-        in an automatic acknowledgement mode that message is then redelivered, otherwise it
-        counts as consumed."""
+        on timeout. A body that cannot be given as ``cls``, a StreamMessage and a message with no
+        body raise ``MessageFormatException``; in AUTO/DUPS_OK that message stays the next one,
+        as if the call had not occurred (not redelivered, its delivery count unchanged); in
+        CLIENT/transacted modes it counts as consumed."""
         deadline = MessageConsumer._deadline(timeout_ms)
         return self._consumer._receive(deadline, wait=True, transform=partial(_body_of, cls))
 

@@ -74,11 +74,22 @@ class ConnectionFactory:
 
     def create_context(
         self,
-        user: str | None = None,
+        user: str | int | None = None,
         password: str | None = None,
         session_mode: int = JMSContext.AUTO_ACKNOWLEDGE,
     ) -> JMSContext:
-        """A JMS 2.0 context: a new connection and one session in ``session_mode``."""
+        """A JMS 2.0 context: a new connection and one session in ``session_mode``. Like Java's
+        ``createContext(int sessionMode)``, ``create_context(JMSContext.CLIENT_ACKNOWLEDGE)``
+        with one int is the session mode."""
+        if type(user) is int:
+            if password is not None or session_mode != JMSContext.AUTO_ACKNOWLEDGE:
+                raise TypeError(
+                    f"create_context({user}, ...): one int is the session mode; give the user "
+                    "as a str, or the mode alone or as session_mode="
+                )
+            user, session_mode = None, user
+        if user is not None and not isinstance(user, str):
+            raise TypeError(f"create_context takes a user name as a str; got {user!r}")
         connection = self.create_connection(user, password)
         try:
             return JMSContext._open(connection, session_mode)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jms.broker import wall_clock_ms
+from jms.client.completion import CompletionListener, check_completion_listener
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import DeliveryMode, Destination, Message
 
@@ -138,10 +139,18 @@ class MessageProducer:
         delivery_mode: int | None = None,
         priority: int | None = None,
         time_to_live: int | None = None,
+        completion_listener: CompletionListener | None = None,
     ) -> None:
         """``send(message, ...)`` to the producer's destination, or ``send(destination, message,
-        ...)`` from a producer created without one; keyword arguments override the defaults."""
+        ...)`` from a producer created without one; keyword arguments override the defaults.
+
+        With ``completion_listener`` the send is asynchronous (JMS 2.0): it returns once the
+        message is handed over, and the listener's ``on_completion(message)`` runs when the
+        broker has it (durably, for PERSISTENT), or ``on_exception(message, exception)`` when the
+        broker refused it — once per message, on the session's completion thread, in send
+        order. What is wrong with the call itself still raises here."""
         self._check_open()
+        check_completion_listener(completion_listener, "send(completion_listener=...)")
         destination, message = self._parse(destination_and_message)
         mode = self._delivery_mode if delivery_mode is None else check_delivery_mode(delivery_mode)
         level = self._priority if priority is None else check_priority(priority)
@@ -160,7 +169,7 @@ class MessageProducer:
         message.set_jms_message_id(
             None if self._disable_message_id else self._session._connection._next_message_id()
         )
-        self._session._send(message)
+        self._session._send(message, completion_listener)
 
     def _parse(self, arguments: tuple[Any, ...]) -> tuple[Destination, Message]:
         if len(arguments) == 1:
@@ -194,6 +203,10 @@ class MessageProducer:
     # -- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close, once every completion listener of an asynchronous send has returned."""
+        if self._closed:
+            return
+        self._session._completions.wait("close")
         self._closed = True
 
     def _check_open(self) -> None:

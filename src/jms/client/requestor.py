@@ -23,6 +23,10 @@ class Requestor:
     """Sends requests to ``destination`` and waits for their replies."""
 
     def __init__(self, session: Session, destination: Destination) -> None:
+        if not isinstance(destination, Destination):
+            raise InvalidDestinationException(
+                f"a Requestor sends to a Queue or a Topic; got {destination!r}"
+            )
         if session.get_transacted():
             raise IllegalStateException(
                 "a Requestor needs a non-transacted session: in a transacted one the request "
@@ -74,7 +78,10 @@ class Requestor:
             producer.close()
 
     def close(self) -> None:
-        """Close the reply consumer and delete the reply queue."""
+        """Close the reply consumer, delete the reply queue and close the session, as JMS's
+        ``QueueRequestor.close()`` does: "Note that this method closes the QueueSession object
+        passed to the QueueRequestor constructor"."""
         self._consumer.close()
         self._producer.close()
         self._reply_queue.delete()
+        self._session.close()

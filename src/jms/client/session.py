@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 from jms.broker import BatchMarker, ConsumerSpec, Delivery, StagedRange, wall_clock_ms
 from jms.broker.staging import check_stage_request
 from jms.client.browser import QueueBrowser
+from jms.client.completion import CompletionListener, Completions
 from jms.client.consumer import MessageConsumer, MessageListener
 from jms.client.producer import MessageProducer
 from jms.client.sequence_reader import SequenceReader
@@ -80,6 +81,7 @@ class Session:
         # the listener is done and every call is refused.
         self._closing = False
         self._closed = False
+        self._completions = Completions(f"{id(self):x}")
 
     def __repr__(self) -> str:
         return f"<Session mode={self._mode} consumers={len(self._consumers)}>"
@@ -171,6 +173,9 @@ class Session:
         (created if absent; changing topic, selector or no_local replaces it)."""
         return self._consumer(topic, message_selector, no_local=no_local, name=name, durable=True)
 
+    #: JMS 1.1's name, in both its overloads, for the same thing.
+    create_durable_subscriber = create_durable_consumer
+
     def create_shared_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None
     ) -> MessageConsumer:
@@ -258,6 +263,7 @@ class Session:
         self._check_open()
         if self._mode != Session.SESSION_TRANSACTED:
             raise IllegalStateException("commit() needs a transacted session")
+        self._completions.wait("commit")
         tags = list(self._unacked)
         self._unacked.clear()
         transaction_id, self._transaction_id = self._transaction_id, None
@@ -274,6 +280,7 @@ class Session:
         self._check_open()
         if self._mode != Session.SESSION_TRANSACTED:
             raise IllegalStateException("rollback() needs a transacted session")
+        self._completions.wait("rollback")
         transaction_id, self._transaction_id = self._transaction_id, None
         if transaction_id is not None:
             self._transport.rollback(transaction_id)
@@ -314,6 +321,7 @@ class Session:
             raise IllegalStateException(
                 "a message listener must not close its own session; close it from another thread"
             )
+        self._completions.wait("close")
         self._stop_delivery()
         self._release()
 
@@ -353,13 +361,25 @@ class Session:
 
     # -- internals used by producers and consumers ---------------------------------------------
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Message, listener: CompletionListener | None) -> None:
+        """Send now, or with ``listener`` asynchronously: then it is told of the outcome on the
+        completion thread, in send order (``jms.client.completion``)."""
         transaction_id = None
         if self._mode == Session.SESSION_TRANSACTED:
             if self._transaction_id is None:
                 self._transaction_id = self._transport.begin()
             transaction_id = self._transaction_id
-        self._transport.send(message, transaction_id)
+        if listener is None:
+            self._transport.send(message, transaction_id)
+            return
+        send = self._completions.add(listener, message)
+        try:
+            self._transport.send_async(
+                message, transaction_id, lambda error: self._completions.finish(send, error)
+            )
+        except BaseException:
+            self._completions.discard(send)
+            raise
 
     def _accept(self, consumer: MessageConsumer, delivery: Delivery) -> Message | None:
         """Hand a delivery to the application: None if it expired in the buffer (it goes back to
@@ -397,13 +417,27 @@ class Session:
         ):
             self._flush_lazy_acks()
 
-    def _undo_automatic(self, tag: int) -> None:
-        """The application could not take this message (a listener raised, a body did not
-        convert): in an automatic mode it is redelivered; otherwise it stays consumed."""
-        automatic = self._mode in (Session.AUTO_ACKNOWLEDGE, Session.DUPS_OK_ACKNOWLEDGE)
-        if automatic and tag in self._unacked:
+    def _automatic(self) -> bool:
+        return self._mode in (Session.AUTO_ACKNOWLEDGE, Session.DUPS_OK_ACKNOWLEDGE)
+
+    def _unreceive(self, consumer: MessageConsumer, delivery: Delivery) -> None:
+        """``receive_body`` could not return this message's body. JMS 2.0 (JMSConsumer
+        .receiveBody): in AUTO/DUPS_OK "the JMS provider will behave as if the unsuccessful call
+        to receiveBody had not occurred. The message will be delivered again before any
+        subsequent messages. This is not considered to be redelivery": it goes back to the front
+        of the consumer's buffer, and the broker never hears of it. In CLIENT/transacted modes the
+        call counts as successful: the message stays consumed, unacknowledged."""
+        if self._automatic() and delivery.tag in self._unacked:
+            del self._unacked[delivery.tag]
+            consumer._put_back(delivery)
+
+    def _redeliver_now(self, consumer: MessageConsumer, tag: int) -> None:
+        """A listener raised on this message. JMS 2.0 §8.7: in AUTO/DUPS_OK "the message will be
+        immediately redelivered" — so the consumer's prefetched messages go back to the broker
+        untouched with it, and the failed one, older than they are, comes first again."""
+        if self._automatic() and tag in self._unacked:
             del self._unacked[tag]
-            self._transport.requeue(delivered=(tag,))
+            self._transport.requeue(delivered=(tag,), undelivered=consumer._drain())
 
     def _lazy_acks_pending(self) -> bool:
         return self._mode == Session.DUPS_OK_ACKNOWLEDGE and bool(self._unacked)
@@ -488,6 +522,6 @@ class Session:
         except Exception:
             # JMS: a listener that throws in an automatic mode gets the message again.
             logger.exception("message listener %r raised on %r", listener, message)
-            self._undo_automatic(delivery.tag)
+            self._redeliver_now(consumer, delivery.tag)
             return
         self._settle(delivery.tag)

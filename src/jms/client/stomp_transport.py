@@ -36,8 +36,13 @@ from jms.broker import (
     wall_clock_ms,
 )
 from jms.broker.staging import stage_frames
-from jms.client.transport import RangeSource, TopicSubscription, Transport
-from jms.errors import InvalidDestinationException, JMSException, MessageFormatException
+from jms.client.transport import RangeSource, SendDone, TopicSubscription, Transport
+from jms.errors import (
+    InvalidDestinationException,
+    JMSException,
+    MessageFormatException,
+    ResourceAllocationException,
+)
 from jms.message import (
     DeliveryMode,
     Destination,
@@ -58,10 +63,20 @@ from jms.stomp.mapping import (
     parse_destination,
 )
 from jms.stomp.packed import PACKED_CONTENT_TYPE, unpack_records
+from jms.stomp.parser import FrameLimits
 
 __all__ = ["StompTransport", "parse_stomp_url"]
 
 _EXTENSIONS: Final = ("jms-extensions", "1")
+_MAX_BODY_HEADER: Final = "jms-max-body"  # jms.stomp.server.MAX_BODY_HEADER
+# What a jms broker writes can exceed the largest body it takes by what it adds to a message:
+# a delivery's JMSXDeliveryCount, a packed range read's record head.
+_LIMITS: Final = FrameLimits(max_body_bytes=FrameLimits().max_body_bytes + 64 * 1024)
+
+#: How many asynchronous sends of one connection may await their RECEIPT at once. Enough to keep
+#: the connection busy while the broker syncs its store for a batch of them; bounded so that a
+#: slow broker slows the producer down instead of letting unsent work pile up in memory.
+ASYNC_SEND_WINDOW: Final = 512
 # Bytes of staged messages per /admin/stage frame: well under a server's body limit (10 MiB by
 # default), large enough that a frame's round trip is a small part of its cost.
 _STAGE_FRAME_BYTES: Final = 4 * 1024 * 1024
@@ -179,6 +194,7 @@ class StompTransport(Transport):
         self._browses: dict[str, _Browse] = {}
         self._temporaries: set[tuple[bool, str]] = set()
         self._closed = False
+        self._send_window = threading.Semaphore(ASYNC_SEND_WINDOW)
         self._client = self._open(client_id)
 
     def _open(self, client_id: str | None) -> StompClient:
@@ -189,11 +205,23 @@ class StompTransport(Transport):
             passcode=self._password,
             client_id=client_id,
             extra_headers=(_EXTENSIONS,),
+            limits=_LIMITS,
             on_message=self._on_message,
             on_lost=self._lost,
         )
         self._extended = client.connected.header(_EXTENSIONS[0]) == _EXTENSIONS[1]
+        max_body = client.connected.header(_MAX_BODY_HEADER) if self._extended else None
+        self._max_body = int(max_body) if max_body is not None and max_body.isdigit() else None
         return client
+
+    def _check_size(self, body_bytes: int, what: str) -> None:
+        """``ResourceAllocationException`` if the broker would refuse a frame body this large
+        (it would end the connection, mid-write, without saying why)."""
+        if self._max_body is not None and body_bytes > self._max_body:
+            raise ResourceAllocationException(
+                f"cannot send {what}: it takes {body_bytes} bytes, and {self._client.where} "
+                f"takes at most {self._max_body} bytes in one frame body"
+            )
 
     def _lost(self, error: JMSException) -> None:
         for browse in list(self._browses.values()):
@@ -276,12 +304,38 @@ class StompTransport(Transport):
     # -- producing -----------------------------------------------------------------------------
 
     def send(self, message: Message, transaction_id: int | None) -> None:
+        frame = self._send_frame(message, transaction_id)
+        persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
+        if persistent and transaction_id is None:
+            self._client.request(frame)
+        else:
+            self._client.send(frame)
+
+    def send_async(self, message: Message, transaction_id: int | None, on_done: SendDone) -> None:
+        """Every asynchronous send asks for a RECEIPT (the broker's answer once it has the
+        message, durably for a PERSISTENT one) and returns at once; up to ``ASYNC_SEND_WINDOW``
+        of this connection's sends are in flight, a further one waits for a RECEIPT."""
+        frame = self._send_frame(message, transaction_id)
+        self._send_window.acquire()
+
+        def answered(error: Exception | None) -> None:
+            self._send_window.release()
+            on_done(error)
+
+        try:
+            self._client.request_async(frame, answered)
+        except BaseException:
+            self._send_window.release()
+            raise
+
+    def _send_frame(self, message: Message, transaction_id: int | None) -> Frame:
         destination = message.get_jms_destination()
         if destination is None:
             raise InvalidDestinationException(f"cannot send {message!r}: it has no JMSDestination")
         headers = [("destination", self._name_of(destination))]
         if self._extended:
             body = encode(message)
+            self._check_size(len(body), f"{message!r} to {destination}")
             headers.append(("content-type", JMS_MESSAGE_CONTENT_TYPE))
             reply_to = message.get_jms_reply_to()
             if reply_to is not None:
@@ -291,12 +345,7 @@ class StompTransport(Transport):
             headers.extend(mapped)
         if transaction_id is not None:
             headers.append(("transaction", f"tx-{transaction_id}"))
-        frame = Frame("SEND", tuple(headers), body)
-        persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
-        if persistent and transaction_id is None:
-            self._client.request(frame)
-        else:
-            self._client.send(frame)
+        return Frame("SEND", tuple(headers), body)
 
     # -- transactions --------------------------------------------------------------------------
 
@@ -678,7 +727,8 @@ class StompTransport(Transport):
         self._require_extensions("staging messages")
         chunk: list[bytes] = []
         size = 0
-        for item in encoded:
+        for index, item in enumerate(encoded):
+            self._check_size(len(item) + 4, f"staged message {index} of this request")
             if chunk and size + len(item) > _STAGE_FRAME_BYTES:
                 self._stage_chunk(queue, tag, chunk)
                 chunk, size = [], 0

@@ -20,14 +20,16 @@ subscription by sequence number (``browse_range`` or ``browse_range_encoded``, `
 and consume everything up to a number at once (``acknowledge_through``, a cursor commit);
 ``stage_encoded`` stages codec encodings and ``publish_staged`` publishes staged messages
 atomically (``jms.broker.staging``). A transport never decides acknowledgement modes, never
-stamps headers, and never calls application code.
+stamps headers, and never calls application code (``send_async`` reports to the session, which
+runs the application's CompletionListener on a thread of its own).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from jms.broker import (
     BatchMarker,
@@ -37,9 +39,13 @@ from jms.broker import (
     EncodedBrowsePage,
     StagedRange,
 )
+from jms.errors import JMSException
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 
-__all__ = ["RangeSource", "TopicSubscription", "Transport"]
+__all__ = ["RangeSource", "SendDone", "TopicSubscription", "Transport"]
+
+#: Where ``Transport.send_async`` reports a send's outcome: None, or the exception it failed with.
+SendDone: TypeAlias = Callable[[Exception | None], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,19 @@ class Transport(ABC):
     @abstractmethod
     def send(self, message: Message, transaction_id: int | None) -> None:
         """Send a stamped message, in a transaction when ``transaction_id`` is given."""
+
+    def send_async(self, message: Message, transaction_id: int | None, on_done: SendDone) -> None:
+        """Send like ``send``, but report the outcome to ``on_done`` exactly once — None when the
+        broker has the message (durably, for a PERSISTENT one), else the exception it
+        answered — instead of raising it, possibly on another thread and possibly before this
+        returns. This default sends synchronously; a network transport keeps many sends in
+        flight."""
+        try:
+            self.send(message, transaction_id)
+        except JMSException as error:
+            on_done(error)
+            return
+        on_done(None)
 
     @abstractmethod
     def begin(self) -> int:

@@ -44,6 +44,7 @@ from jms.types import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "HEADER_TIMES_AT",
     "check_fixed_header",
     "decode",
     "encode",
@@ -66,6 +67,9 @@ _U32: Final = struct.Struct(">I")
 # Where the fixed header keeps the fields a broker reads or patches without decoding a message.
 _REDELIVERED_AT: Final = struct.calcsize(">2sBBBB")
 _TIMES_AT: Final = struct.calcsize(">2sBBBBBBBBq")  # JMSExpiration, then JMSDeliveryTime
+#: The byte offset of JMSExpiration in an encoding, JMSDeliveryTime 8 bytes after it (both signed
+#: 64-bit big-endian): where a store can filter by them without decoding.
+HEADER_TIMES_AT: Final = _TIMES_AT
 _TIMES: Final = struct.Struct(">qq")
 
 # Optional fields present. The String ones travel, in this order, at the head of the one string

@@ -23,7 +23,7 @@ from jms.types import (
     Int,
     Long,
     Short,
-    java_type_name,
+    a_java_type,
     parse_boolean,
     parse_byte,
     parse_double,
@@ -73,6 +73,16 @@ _WIDEN: Final[dict[str, type]] = {
 }
 
 
+def _shown(value: object) -> str:
+    """A value as a message shows it: text quoted, a byte array by its length, others in their
+    Java form (``3``, ``0.1``, ``true``)."""
+    if isinstance(value, str):
+        return repr(str(value))
+    if isinstance(value, bytes | bytearray):
+        return f"{len(value)} bytes"
+    return to_java_string(value)
+
+
 def convert(value: object, target: str, what: str) -> object:
     """Read ``value`` (a typed value or None) as the Java type ``target``.
 
@@ -89,7 +99,8 @@ def convert(value: object, target: str, what: str) -> object:
     kind = type(value)
     if target not in _READABLE_AS[kind]:
         raise MessageFormatException(
-            f"{what} holds a {java_type_name(value)} ({value!r}), which cannot be read as a {target}"
+            f"{what} holds {a_java_type(value)} ({_shown(value)}), which cannot be read as a "
+            f"{target}"
         )
     if target == "String":
         return to_java_string(value)

@@ -21,7 +21,7 @@ from jms.errors import (
 from jms.message.byte_arrays import read_length, slice_of
 from jms.message.conversions import convert, typed_value
 from jms.message.message import Message
-from jms.types import Byte, Char, Double, Float, Int, Long, Short, java_type_name
+from jms.types import Byte, Char, Double, Float, Int, Long, Short, a_java_type
 
 __all__ = ["StreamMessage"]
 
@@ -153,7 +153,7 @@ class StreamMessage(Message):
                 return -1
             if type(value) is not bytes:
                 raise MessageFormatException(
-                    f"stream value {self._index} holds a {java_type_name(value)}, "
+                    f"stream value {self._index} holds {a_java_type(value)}, "
                     "which cannot be read as byte[]"
                 )
             self._bytes_read = 0

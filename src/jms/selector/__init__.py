@@ -9,7 +9,7 @@ it reads messages through their internal fields, imports only ``jms.types`` and 
 
 from jms.errors import InvalidSelectorException
 from jms.selector import ast
-from jms.selector._parser import MAX_DEPTH, parse
+from jms.selector._parser import MAX_DEPTH, parse, selector_or_none
 from jms.selector._selector import Selector
 
-__all__ = ["MAX_DEPTH", "InvalidSelectorException", "Selector", "ast", "parse"]
+__all__ = ["MAX_DEPTH", "InvalidSelectorException", "Selector", "ast", "parse", "selector_or_none"]

@@ -9,7 +9,10 @@ question, generated as source and compiled once. Identifier access is resolved h
 numeric literal compiles to a plain Python comparison when Java's promotion cannot change its
 outcome for any operand type (checked per literal below), and to a call into ``_runtime``
 otherwise; LIKE becomes a string method or one precompiled regular expression, IN a frozenset.
-A condition needed whole (an operand of a comparison, or a subtree deeper than
+Arithmetic is one table lookup by the operand types, or, with an int literal on one side, inline
+Python arithmetic for an int (with its 32-bit wrap) or a double operand; arithmetic whose result is
+only compared uses the ``COMPARED_`` tables, and its result is then tested against NULL and
+``TYPE_ERROR`` by identity instead of by type. A condition needed whole (an operand of a comparison, or a subtree deeper than
 ``_LEVELS_PER_FUNCTION``) becomes a generated function of its own that evaluates it to
 True/False/None with each operand evaluated once, so the code grows linearly with the selector and
 no expression nests deeper than Python's parser allows.
@@ -47,7 +50,7 @@ from jms.selector.ast import (
     Unary,
     UnaryOperator,
 )
-from jms.types import Float, Long
+from jms.types import Float, Int, Long
 
 __all__ = ["CompiledSelector", "compile_selector", "like_regex"]
 
@@ -68,6 +71,13 @@ _ARITHMETIC_TABLES: Final = {
     ArithmeticOperator.SUBTRACT: "_SUBTRACT",
     ArithmeticOperator.MULTIPLY: "_MULTIPLY",
     ArithmeticOperator.DIVIDE: "_DIVIDE",
+}
+# For a result that is only compared: its long results are plain ints (see ``_runtime``).
+_COMPARED_TABLES: Final = {
+    ArithmeticOperator.ADD: "_COMPARED_ADD",
+    ArithmeticOperator.SUBTRACT: "_COMPARED_SUBTRACT",
+    ArithmeticOperator.MULTIPLY: "_COMPARED_MULTIPLY",
+    ArithmeticOperator.DIVIDE: "_COMPARED_DIVIDE",
 }
 _UNARY_TABLES: Final = {UnaryOperator.PLUS: "_PLUS", UnaryOperator.MINUS: "_NEGATE"}
 _PYTHON_COMPARISON: Final = {
@@ -99,6 +109,14 @@ _NAMESPACE: Final[dict[str, object]] = {
     "_SUBTRACT": _runtime.SUBTRACT,
     "_MULTIPLY": _runtime.MULTIPLY,
     "_DIVIDE": _runtime.DIVIDE,
+    "_COMPARED_ADD": _runtime.COMPARED_ADD,
+    "_COMPARED_SUBTRACT": _runtime.COMPARED_SUBTRACT,
+    "_COMPARED_MULTIPLY": _runtime.COMPARED_MULTIPLY,
+    "_COMPARED_DIVIDE": _runtime.COMPARED_DIVIDE,
+    "_INTS": _runtime.INT_TYPES,
+    "_DOUBLES": _runtime.DOUBLE_TYPES,
+    "_wrap_int": _runtime.wrap_int,
+    "_TYPE_ERROR": _runtime.TYPE_ERROR,
     "_NEGATE": _runtime.NEGATE,
     "_PLUS": _runtime.PLUS,
     "_not_numbers": _runtime.not_numbers,
@@ -207,7 +225,9 @@ class _Generator:
                 case Or(operands=operands):
                     return f"_or({', '.join(map(self.three_valued, operands))})"
                 case Comparison(operator=operator, left=left, right=right):
-                    return f"_compare({operator.value!r}, {self.value(left)}, {self.value(right)})"
+                    left_value = self.value(left, compared=True)
+                    right_value = self.value(right, compared=True)
+                    return f"_compare({operator.value!r}, {left_value}, {right_value})"
             # Literals, BETWEEN, IN, LIKE, IS NULL: their two tests read values, never conditions,
             # so nothing nested is evaluated more than twice.
             true, false = self.inline_condition(node)
@@ -215,22 +235,25 @@ class _Generator:
         finally:
             self.level -= 1
 
-    def value(self, node: Expression) -> str:
-        """Source for the node's value: a Java-typed value, None (NULL) or TYPE_ERROR."""
+    def value(self, node: Expression, *, compared: bool = False) -> str:
+        """Source for the node's value: a Java-typed value, None (NULL) or TYPE_ERROR.
+
+        ``compared``: the value is only compared (not an operand of more arithmetic), so a long
+        result may be a plain int."""
         if not isinstance(node, Literal | Identifier | Unary | Arithmetic):
             # A condition used as a value, as in (a = 1) = (b = 2), is evaluated once in a
             # function of its own: inlining both its TRUE and FALSE tests here would double the
             # code at every such level.
             return f"{self.three_valued_function(node)}(m)"
         if self.level >= _LEVELS_PER_FUNCTION:
-            return f"{self.function(lambda: self.value(node))}(m)"
+            return f"{self.function(lambda: self.value(node, compared=compared))}(m)"
         self.level += 1
         try:
-            return self.inline_value(node)
+            return self.inline_value(node, compared)
         finally:
             self.level -= 1
 
-    def inline_value(self, node: Literal | Identifier | Unary | Arithmetic) -> str:
+    def inline_value(self, node: Literal | Identifier | Unary | Arithmetic, compared: bool) -> str:
         match node:
             case Literal(value=value):
                 return self.literal(value)
@@ -241,15 +264,41 @@ class _Generator:
                 table = _UNARY_TABLES[operator]
                 return f"{table}.get(type({held} := {self.value(operand)}), _not_a_number)({held})"
             case Arithmetic(operator=operator, left=left, right=right):
-                # One dictionary lookup by the operand types picks Java's promoted operation.
-                held_left, held_right = self.variable(), self.variable()
-                pair = (
-                    f"(type({held_left} := {self.value(left)}), "
-                    f"type({held_right} := {self.value(right)}))"
-                )
-                table = _ARITHMETIC_TABLES[operator]
-                return f"{table}.get({pair}, _not_numbers)({held_left}, {held_right})"
+                return self.arithmetic(operator, left, right, compared)
         raise TypeError(f"not a value node: {node!r}")
+
+    def arithmetic(
+        self, operator: ArithmeticOperator, left: Expression, right: Expression, compared: bool
+    ) -> str:
+        table = (_COMPARED_TABLES if compared else _ARITHMETIC_TABLES)[operator]
+        literals = [side for side in (left, right) if isinstance(side, Literal)]
+        if (
+            operator is not ArithmeticOperator.DIVIDE
+            and len(literals) == 1
+            and type(literals[0].value) is Int
+        ):
+            # ``x op 2``: inline Java int arithmetic when x is an int and Python's own when it is
+            # a double; any other x takes the table.
+            (literal,) = literals
+            other = right if literal is left else left
+            held, held_type, result = self.variable(), self.variable(), self.variable()
+            constant = repr(int(literal.value))
+            a, b = (constant, held) if literal is left else (held, constant)
+            types = f"(int, {held_type})" if literal is left else f"({held_type}, int)"
+            operation = f"{a} {operator.value} {b}"
+            return (
+                f"(({result} if -2147483648 <= ({result} := {operation}) <= 2147483647"
+                f" else _wrap_int({result}))"
+                f" if ({held_type} := type({held} := {self.value(other)})) in _INTS"
+                f" else {operation} if {held_type} in _DOUBLES"
+                f" else {table}.get({types}, _not_numbers)({a}, {b}))"
+            )
+        # One dictionary lookup by the operand types picks Java's promoted operation.
+        held_left, held_right = self.variable(), self.variable()
+        pair = (
+            f"(type({held_left} := {self.value(left)}), type({held_right} := {self.value(right)}))"
+        )
+        return f"{table}.get({pair}, _not_numbers)({held_left}, {held_right})"
 
     # -- conditions ----------------------------------------------------------------------------
 
@@ -332,7 +381,7 @@ class _Generator:
     ) -> tuple[str, str]:
         """``operand = literal`` / ``<>`` for a String or boolean literal: a value of another type
         is unequal *and* not "not equal" (unlike types compare FALSE either way)."""
-        value = self.value(operand)
+        value = self.value(operand, compared=True)
         shown = self.literal(literal)
         held = self.variable()
         # Booleans compare by identity: Python's 0 == False must not make an int equal FALSE.
@@ -361,19 +410,30 @@ class _Generator:
         if raw_header is not None:
             # JMSPriority and JMSTimestamp are always present, and always integers.
             return f"({raw_header} {symbol} {shown})", f"(not {raw_header} {symbol} {shown})"
-        value = self.value(operand)
+        return self.numeric_test(operand, lambda held: f"{held} {symbol} {shown}")
+
+    def numeric_test(self, operand: Expression, test: Callable[[str], str]) -> tuple[str, str]:
+        """(TRUE, FALSE) of "``operand`` is a number and ``test`` of it holds": NULL is neither,
+        any other value FALSE. ``test`` makes the Python test of the variable it is given."""
+        value = self.value(operand, compared=True)
         held = self.variable()
-        true = f"(type({held} := {value}) in _NUMBER and {held} {symbol} {shown})"
-        false = (
-            f"(({held} := {value}) is not None and "
-            f"(type({held}) not in _NUMBER or not {held} {symbol} {shown}))"
+        condition = test(held)
+        if isinstance(operand, Arithmetic | Unary):
+            # Arithmetic gives a number, NULL or TYPE_ERROR: identity tells them apart.
+            return (
+                f"(({held} := {value}) is not None and {held} is not _TYPE_ERROR and {condition})",
+                f"(({held} := {value}) is not None and ({held} is _TYPE_ERROR or not {condition}))",
+            )
+        return (
+            f"(type({held} := {value}) in _NUMBER and {condition})",
+            f"(({held} := {value}) is not None and (type({held}) not in _NUMBER or not {condition}))",
         )
-        return true, false
 
     def general_comparison(
         self, operator: ComparisonOperator, left: Expression, right: Expression
     ) -> tuple[str, str]:
-        call = f"_compare({operator.value!r}, {self.value(left)}, {self.value(right)})"
+        left_value, right_value = self.value(left, compared=True), self.value(right, compared=True)
+        call = f"_compare({operator.value!r}, {left_value}, {right_value})"
         return f"({call} is True)", f"({call} is False)"
 
     def between(self, node: Between) -> tuple[str, str]:
@@ -385,22 +445,14 @@ class _Generator:
             for bound in bounds
         ):
             low, high = (self.literal_number(bound) for bound in bounds)
-            value = self.value(node.operand)
-            held = self.variable()
-            inside = (
-                f"({held} < {low} or {held} > {high})"
-                if node.negated
-                else f"{low} <= {held} <= {high}"
-            )
-            true = f"(type({held} := {value}) in _NUMBER and {inside})"
-            false = (
-                f"(({held} := {value}) is not None and "
-                f"(type({held}) not in _NUMBER or not {inside}))"
-            )
-            return true, false
+            if node.negated:
+                return self.numeric_test(
+                    node.operand, lambda held: f"({held} < {low} or {held} > {high})"
+                )
+            return self.numeric_test(node.operand, lambda held: f"{low} <= {held} <= {high}")
         held = self.variable()
-        value = self.value(node.operand)
-        low, high = self.value(node.low), self.value(node.high)
+        value = self.value(node.operand, compared=True)
+        low, high = self.value(node.low, compared=True), self.value(node.high, compared=True)
         if node.negated:
             below = f"_compare('<', ({held} := {value}), {low})"
             above = f"_compare('>', {held}, {high})"

@@ -2,11 +2,14 @@
 
 A recursive-descent parser for the spec's grammar (docs/selectors.md has it in EBNF), precedence
 from loosest: OR, AND, NOT, comparison/BETWEEN/IN/LIKE/IS, ``+ -``, ``* /``, unary ``+ -``. So
-``NOT a = 1`` is ``NOT (a = 1)``. It also rejects what is wrong whatever the message holds — the
-"semantic checking" the spec allows at the time a selector is presented: comparing a String literal
-with a number, ordering booleans or Strings, arithmetic on a String or boolean, LIKE/IN/IS on
-something other than an identifier, a condition that is a bare number or String. Every error names
-the column and what was expected. This module builds trees; it never evaluates them.
+``NOT a = 1`` is ``NOT (a = 1)``. It also does the "semantic checking" the spec allows at the time a
+selector is presented, but only where ActiveMQ rejects the selector too or the grammar has no place
+for it: unlike types compared between literals alone (``TRUE = 1``), ordering a String or boolean
+literal or a condition, arithmetic on a String or boolean literal or a condition, LIKE/IN/IS on
+something other than an identifier, a condition that is a bare number or String. Identifiers,
+header fields included, have their type only per message: ``JMSPriority = '7'`` is valid and FALSE.
+Every error names the column and what was expected. This module builds trees; it never evaluates
+them.
 """
 
 from __future__ import annotations
@@ -16,9 +19,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from jms.errors import InvalidSelectorException
-from jms.selector._lexer import Token, TokenKind, selector_error, tokenize
+from jms.selector._lexer import JAVA_WHITESPACE, Token, TokenKind, selector_error, tokenize
 from jms.selector.ast import (
-    HEADER_TYPES,
     And,
     Arithmetic,
     ArithmeticOperator,
@@ -38,7 +40,7 @@ from jms.selector.ast import (
 )
 from jms.types import INT_RANGE, LONG_RANGE, Double, Float, Int, Long
 
-__all__ = ["MAX_DEPTH", "parse"]
+__all__ = ["MAX_DEPTH", "parse", "selector_or_none"]
 
 #: How deeply a selector may nest (parentheses, NOT, signs, and each level of the tree, so also
 #: chains like ``a + b + c``; the operands of one AND or OR chain count as a single level). Deeper
@@ -52,13 +54,10 @@ class _Kind(enum.Enum):
     BOOLEAN = "boolean"
     STRING = "String"
     NUMBER = "number"
-    UNKNOWN = "property"  # a property: its type is known only per message
+    # An identifier: a property's type is known only per message, and a header of a known type
+    # compared with anything still has the meaning the spec gives it (FALSE for unlike types).
+    UNKNOWN = "identifier"
 
-
-_HEADER_KINDS: Final = {
-    name: _Kind.STRING if java_type is str else _Kind.NUMBER
-    for name, java_type in HEADER_TYPES.items()
-}
 
 _COMPARISON_OPERATORS: Final = {operator.value: operator for operator in ComparisonOperator}
 _ADDITIVE: Final = {"+": ArithmeticOperator.ADD, "-": ArithmeticOperator.SUBTRACT}
@@ -72,14 +71,7 @@ class _Parsed:
     kind: _Kind
     position: int  # where the expression starts, for error messages
     depth: int
-
-
-def _kind_of_literal(value: object) -> _Kind:
-    if isinstance(value, bool):
-        return _Kind.BOOLEAN
-    if isinstance(value, str):
-        return _Kind.STRING
-    return _Kind.NUMBER
+    constant: bool  # made of literals only: its value is the same for every message
 
 
 def _wrap(value: int, bits: int) -> int:
@@ -132,7 +124,8 @@ class _Parser:
         depth = 1 + max((part.depth for part in parts), default=0)
         if depth > MAX_DEPTH:
             raise self.error(position, f"the selector nests deeper than {MAX_DEPTH} levels")
-        return _Parsed(node, kind, position, depth)
+        constant = not isinstance(node, Identifier) and all(part.constant for part in parts)
+        return _Parsed(node, kind, position, depth, constant)
 
     def enter(self, position: int) -> None:
         self.nesting += 1
@@ -166,20 +159,25 @@ class _Parser:
         return parsed.node
 
     def check_comparable(self, left: _Parsed, right: _Parsed, operator: Token) -> None:
-        kinds = {left.kind, right.kind} - {_Kind.UNKNOWN}
+        """Reject what ActiveMQ rejects too: unlike types between two constants (``TRUE = 1``),
+        and ordering a String or boolean literal or a condition. Anything else that reads an
+        identifier has a meaning for every message (unlike types are FALSE) and is evaluated."""
         op = operator.text
-        if len(kinds) > 1:
+        kinds = {left.kind, right.kind} - {_Kind.UNKNOWN}
+        if left.constant and right.constant and len(kinds) > 1:
             names = sorted(kind.value for kind in kinds)
             raise self.error(
                 operator.position,
                 f"cannot compare a {names[0]} with a {names[1]} using {op!r} (always false)",
             )
-        if op not in ("=", "<>") and kinds & {_Kind.STRING, _Kind.BOOLEAN}:
-            (kind,) = kinds
-            raise self.error(
-                operator.position,
-                f"{kind.value} values compare only with = and <>, not {op!r}",
-            )
+        if op in ("=", "<>"):
+            return
+        for side in (left, right):
+            if side.kind in (_Kind.STRING, _Kind.BOOLEAN):
+                raise self.error(
+                    operator.position,
+                    f"{side.kind.value} values compare only with = and <>, not {op!r}",
+                )
 
     # -- grammar -------------------------------------------------------------------------------
 
@@ -263,10 +261,8 @@ class _Parser:
         return self.made(node, _Kind.BOOLEAN, operand.position, operand, low, high)
 
     def in_list(self, operand: _Parsed, negated: bool) -> _Parsed:
-        keyword = self.advance()
+        self.advance()
         identifier = self.require_identifier(operand, "IN")
-        if operand.kind not in (_Kind.STRING, _Kind.UNKNOWN):
-            raise self.error(keyword.position, f"IN needs a String, but {identifier.name} is not")
         self.expect_operator("(", "'(' to open the IN list")
         values: list[str] = []
         while True:
@@ -284,10 +280,8 @@ class _Parser:
         return self.made(node, _Kind.BOOLEAN, operand.position, operand)
 
     def like(self, operand: _Parsed, negated: bool) -> _Parsed:
-        keyword = self.advance()
+        self.advance()
         identifier = self.require_identifier(operand, "LIKE")
-        if operand.kind not in (_Kind.STRING, _Kind.UNKNOWN):
-            raise self.error(keyword.position, f"LIKE needs a String, but {identifier.name} is not")
         if self.token.kind is not TokenKind.STRING:
             raise self.expected("a string literal pattern after LIKE")
         pattern = self.advance()
@@ -334,6 +328,7 @@ class _Parser:
     def arithmetic(
         self, operator: ArithmeticOperator, token: Token, left: _Parsed, right: _Parsed
     ) -> _Parsed:
+        # The spec composes arithmetic of numeric literals, identifiers and arithmetic only.
         self.require_number(left, token)
         self.require_number(right, token)
         node = Arithmetic(operator, left.node, right.node)
@@ -356,8 +351,7 @@ class _Parser:
         token = self.token
         if token.kind is TokenKind.IDENTIFIER:
             self.advance()
-            kind = _HEADER_KINDS.get(str(token.value), _Kind.UNKNOWN)
-            return self.made(Identifier(str(token.value)), kind, token.position)
+            return self.made(Identifier(str(token.value)), _Kind.UNKNOWN, token.position)
         if token.kind is TokenKind.STRING:
             self.advance()
             return self.made(Literal(str(token.value)), _Kind.STRING, token.position)
@@ -372,7 +366,7 @@ class _Parser:
             inner = self.disjunction()
             self.nesting -= 1
             self.expect_operator(")", "')' or an operator")
-            return _Parsed(inner.node, inner.kind, token.position, inner.depth)
+            return _Parsed(inner.node, inner.kind, token.position, inner.depth, inner.constant)
         if self.at_keyword("NULL"):
             raise self.error(
                 token.position, "NULL is not a value here; test with IS NULL or IS NOT NULL"
@@ -424,3 +418,9 @@ def parse(text: str | None) -> Expression | None:
     if parser.token.kind is TokenKind.END:
         return None
     return parser.selector()
+
+
+def selector_or_none(text: str | None) -> str | None:
+    """``text`` as a consumer or browser reports its selector: None when it is no selector (None,
+    the empty string, or white space only, which ``parse`` reads as no selector), else ``text``."""
+    return text if text and text.strip(JAVA_WHITESPACE) else None

@@ -4,7 +4,9 @@ Inside a compiled selector a value is NULL (``None``), a boolean, a String, ``TY
 result of arithmetic on a String or boolean), or a number whose Python type tells its Java type:
 ``Byte``/``Short``/``Int`` and a plain ``int`` are Java ints, ``Long`` a long, ``Float`` a float,
 ``Double`` and a plain ``float`` doubles. Arithmetic returns plain ``int``/``float`` for int/double
-results so that the common case allocates nothing beyond the number itself. Conditions evaluated
+results so that the common case allocates nothing beyond the number itself, and the ``COMPARED_``
+tables, for a result that is only compared, a plain ``int`` for a long too (comparisons treat int
+and long alike: both convert exactly to each other and round the same way to float and double). Conditions evaluated
 as a whole are True, False or None (UNKNOWN). The functions here are pure and total: they never
 raise for any such values (Java's ArithmeticException on integer division by zero becomes NULL),
 and never look at a message."""
@@ -20,7 +22,13 @@ from jms.types import Byte, Double, Float, Int, Long, Short, round_to_float32
 
 __all__ = [
     "ADD",
+    "COMPARED_ADD",
+    "COMPARED_DIVIDE",
+    "COMPARED_MULTIPLY",
+    "COMPARED_SUBTRACT",
     "DIVIDE",
+    "DOUBLE_TYPES",
+    "INT_TYPES",
     "MULTIPLY",
     "NEGATE",
     "NUMBER_TYPES",
@@ -36,6 +44,7 @@ __all__ = [
     "not_a_number",
     "not_numbers",
     "truth",
+    "wrap_int",
 ]
 
 
@@ -63,8 +72,10 @@ _RANK: Final[dict[type, int]] = {
     Double: _DOUBLE,
 }
 
-#: The Python types that hold a Java number inside a compiled selector.
+#: The Python types that hold a Java number inside a compiled selector; those of ints, of doubles.
 NUMBER_TYPES: Final = frozenset(_RANK)
+INT_TYPES: Final = frozenset(kind for kind, rank in _RANK.items() if rank == _INT)
+DOUBLE_TYPES: Final = frozenset(kind for kind, rank in _RANK.items() if rank == _DOUBLE)
 
 _new_int = int.__new__
 _new_float = float.__new__
@@ -75,7 +86,8 @@ def as_long(value: int) -> Long:
     return _new_int(Long, value)
 
 
-def _wrap_int(value: int) -> int:
+def wrap_int(value: int) -> int:
+    """An exact integer result wrapped to 32 bits, as Java's int arithmetic does."""
     if -2147483648 <= value <= 2147483647:
         return value
     return ((value + 2147483648) & 0xFFFFFFFF) - 2147483648
@@ -182,6 +194,19 @@ def _long_operation(apply: Callable[[int, int], int]) -> Callable[[int, int], Lo
     return long_operation
 
 
+def _compared_long_operation(apply: Callable[[int, int], int]) -> Callable[[int, int], int]:
+    """A long operation whose result is only compared: wrapped to 64 bits, but left a plain int
+    (making a ``Long`` costs more than the arithmetic, and comparisons treat int and long alike)."""
+
+    def compared_long_operation(a: int, b: int) -> int:
+        result = apply(a, b)
+        if -9223372036854775808 <= result <= 9223372036854775807:
+            return result
+        return ((result + 9223372036854775808) & 0xFFFFFFFFFFFFFFFF) - 9223372036854775808
+
+    return compared_long_operation
+
+
 def _float_operation(apply: Callable[[float, float], float]) -> Callable[[Any, Any], Float]:
     def float_operation(a: Any, b: Any) -> Float:
         x = long_to_float32(a) if type(a) is not Float else a
@@ -202,12 +227,18 @@ def _truncating_division(a: int, b: int) -> int | None:
 def _int_division(a: int, b: int) -> int | None:
     quotient = _truncating_division(a, b)
     # Only Integer.MIN_VALUE / -1 leaves the range, and it wraps to itself.
-    return None if quotient is None else _wrap_int(quotient)
+    return None if quotient is None else wrap_int(quotient)
 
 
 def _long_division(a: int, b: int) -> Long | None:
     quotient = _truncating_division(a, b)
     return None if quotient is None else _wrap_long(quotient)
+
+
+def _compared_long_division(a: int, b: int) -> int | None:
+    quotient = _truncating_division(a, b)
+    # Only Long.MIN_VALUE / -1 leaves the range, and it wraps to itself.
+    return None if quotient is None else quotient if quotient < 2**63 else -(2**63)
 
 
 def _floating_division(a: float, b: float) -> float:
@@ -240,35 +271,36 @@ def _table(
     }
 
 
+def _arithmetic_tables(
+    long_operation: Callable[[Callable[[int, int], int]], _Operation], long_division: _Operation
+) -> tuple[dict[tuple[type, type], _Operation], ...]:
+    """The tables of ``+ - * /``, with long results made by ``long_operation``/``long_division``.
+
+    Python's own mixed int/float arithmetic is Java's double arithmetic (an int or long operand
+    is rounded to the nearest double first), so double results use the operator itself.
+    """
+    plain = [
+        _table(_int_operation(apply), long_operation(apply), _float_operation(apply), apply)
+        for apply in (operator.add, operator.sub, operator.mul)
+    ]
+    division = _table(
+        _int_division, long_division, _float_operation(_floating_division), _double_division
+    )
+    return (*plain, division)
+
+
 # Binary arithmetic by operand types: ``ADD[type(a), type(b)](a, b)``; a pair that is missing
-# (NULL, String, boolean, TYPE_ERROR) is ``not_numbers``. Python's own mixed int/float arithmetic
-# is Java's double arithmetic (an int or long operand is rounded to the nearest double first), so
-# double results use the operator itself.
-ADD: Final = _table(
-    _int_operation(operator.add),
-    _long_operation(operator.add),
-    _float_operation(operator.add),
-    operator.add,
-)
-SUBTRACT: Final = _table(
-    _int_operation(operator.sub),
-    _long_operation(operator.sub),
-    _float_operation(operator.sub),
-    operator.sub,
-)
-MULTIPLY: Final = _table(
-    _int_operation(operator.mul),
-    _long_operation(operator.mul),
-    _float_operation(operator.mul),
-    operator.mul,
-)
-DIVIDE: Final = _table(
-    _int_division, _long_division, _float_operation(_floating_division), _double_division
+# (NULL, String, boolean, TYPE_ERROR) is ``not_numbers``.
+ADD, SUBTRACT, MULTIPLY, DIVIDE = _arithmetic_tables(_long_operation, _long_division)
+# The same for a result that is only compared (an operand of a comparison or of BETWEEN, never of
+# more arithmetic): a long result stays a plain int, since comparisons do not tell int from long.
+COMPARED_ADD, COMPARED_SUBTRACT, COMPARED_MULTIPLY, COMPARED_DIVIDE = _arithmetic_tables(
+    _compared_long_operation, _compared_long_division
 )
 
 
 def _negate_int(a: int) -> int:
-    return _wrap_int(-a)
+    return wrap_int(-a)
 
 
 def _negate_long(a: int) -> Long:

@@ -18,6 +18,7 @@ from jms.stomp.errors import StompProtocolError, StompUsageError
 from jms.stomp.frames import (
     BODY_COMMANDS,
     CLIENT_COMMANDS,
+    FRAME_END,
     SERVER_COMMANDS,
     SUPPORTED_VERSIONS,
     UNESCAPED_COMMANDS,
@@ -44,6 +45,7 @@ from jms.stomp.parser import FrameLimits, FrameParser
 __all__ = [
     "BODY_COMMANDS",
     "CLIENT_COMMANDS",
+    "FRAME_END",
     "MAX_HEART_BEAT_MS",
     "SERVER_COMMANDS",
     "SUPPORTED_VERSIONS",

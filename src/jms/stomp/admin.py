@@ -5,7 +5,8 @@ same connection; the broker answers there with a JSON text message carrying the 
 ``correlation-id``. ``stats()`` returns every queue and subscription the user may administer
 (depth, in flight, consumers, counters) with the broker's totals; ``purge(queue)`` removes every
 message of a queue not currently delivered to a consumer and returns how many. Both need the
-``admin`` permission. This module only asks; the broker decides and answers.
+``admin`` permission. ``last_sequence(queue)`` (browse permission) is answered in the RECEIPT.
+This module only asks; the broker decides and answers.
 """
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ class AdminClient:
         subscription: name, destination, depth, in_flight, consumers, enqueued, acknowledged,
         expired, dead_lettered)."""
         return self.request("stats")
+
+    def last_sequence(self, queue_name: str) -> int:
+        """The sequence number of the last message sent to queue ``queue_name``, 0 if none ever
+        was; needs the browse permission."""
+        target = f"/queue/{queue_name}"
+        receipt = self._client.request(
+            Frame("SEND", (("destination", "/admin/last-sequence"), ("target", target)))
+        )
+        return int(receipt.header("jms-last-seq") or 0)
 
     def purge(self, queue_name: str) -> int:
         """Remove every message of queue ``queue_name`` not delivered right now; how many."""

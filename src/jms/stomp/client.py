@@ -51,12 +51,34 @@ def error_from_frame(frame: Frame, where: str) -> Exception:
 
 
 class _Waiter:
-    __slots__ = ("error", "event", "frame")
+    """One request's answer: ``settle`` sets it once, wakes ``request`` and calls ``on_settled``
+    (an asynchronous request's callback)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("error", "event", "frame", "on_settled")
+
+    def __init__(self, on_settled: Callable[[_Waiter], None] | None = None) -> None:
         self.event = threading.Event()
         self.frame: Frame | None = None
         self.error: Exception | None = None
+        self.on_settled = on_settled
+
+    def settle(self, frame: Frame | None, error: Exception | None) -> None:
+        self.frame = frame
+        if self.error is None:
+            self.error = error
+        self.event.set()
+        if self.on_settled is not None:
+            self.on_settled(self)
+
+    def failure(self, where: str) -> Exception | None:
+        """What the request's answer means as an error: the connection's loss, an ERROR, a
+        RECEIPT by which a jms broker refuses it; None for a plain RECEIPT."""
+        if self.error is not None:
+            return self.error
+        assert self.frame is not None
+        if self.frame.header("jms-exception") is not None:
+            return error_from_frame(self.frame, where)
+        return None
 
 
 class StompClient:
@@ -189,11 +211,8 @@ class StompClient:
         ERROR answering it raises the exception it stands for, as does a RECEIPT by which a jms
         broker refuses the request (the connection stays usable then); so does losing the
         connection."""
-        receipt = f"r-{next(self._receipt_ids)}"
         waiter = _Waiter()
-        with self._waiters_lock:
-            self._check_usable()
-            self._waiters[receipt] = waiter
+        receipt = self._register(waiter)
         try:
             self.send(Frame(frame.command, (*frame.headers, ("receipt", receipt)), frame.body))
             if not waiter.event.wait(timeout_s):
@@ -203,13 +222,33 @@ class StompClient:
         finally:
             with self._waiters_lock:
                 self._waiters.pop(receipt, None)
-        if waiter.error is not None:
-            raise waiter.error
-        answer = waiter.frame
-        assert answer is not None
-        if answer.header("jms-exception") is not None:
-            raise error_from_frame(answer, self.where)
-        return answer
+        failure = waiter.failure(self.where)
+        if failure is not None:
+            raise failure
+        assert waiter.frame is not None
+        return waiter.frame
+
+    def request_async(self, frame: Frame, on_done: Callable[[Exception | None], None]) -> None:
+        """Write ``frame`` with a ``receipt`` header and return; ``on_done`` gets what
+        ``request`` would raise (None for a plain RECEIPT) exactly once, on the reader thread or
+        the one that finds the connection lost. Raises only when the connection is already
+        unusable (then ``on_done`` is never called)."""
+        waiter = _Waiter(lambda settled: on_done(settled.failure(self.where)))
+        receipt = self._register(waiter)
+        try:
+            self.send(Frame(frame.command, (*frame.headers, ("receipt", receipt)), frame.body))
+        except JMSException as error:
+            with self._waiters_lock:
+                unsettled = self._waiters.pop(receipt, None)
+            if unsettled is not None:  # not yet settled by the connection's loss
+                unsettled.settle(None, error)
+
+    def _register(self, waiter: _Waiter) -> str:
+        receipt = f"r-{next(self._receipt_ids)}"
+        with self._waiters_lock:
+            self._check_usable()
+            self._waiters[receipt] = waiter
+        return receipt
 
     def _check_usable(self) -> None:
         if self._lost is not None:
@@ -290,18 +329,16 @@ class StompClient:
             self._on_message(frame)
         elif command == "RECEIPT":
             with self._waiters_lock:
-                waiter = self._waiters.get(frame.header("receipt-id") or "")
+                waiter = self._waiters.pop(frame.header("receipt-id") or "", None)
             if waiter is not None:
-                waiter.frame = frame
-                waiter.event.set()
+                waiter.settle(frame, None)
         elif command == "ERROR":
             error = error_from_frame(frame, self.where)
             receipt = frame.header("receipt-id")
             with self._waiters_lock:
-                waiter = self._waiters.get(receipt) if receipt is not None else None
+                waiter = self._waiters.pop(receipt, None) if receipt is not None else None
             if waiter is not None:
-                waiter.error = error
-                waiter.event.set()
+                waiter.settle(None, error)
             if isinstance(error, JMSException):
                 raise error
             raise JMSException(str(error))
@@ -313,10 +350,9 @@ class StompClient:
             if first:
                 self._lost = error
             waiters = list(self._waiters.values())
+            self._waiters.clear()
         for waiter in waiters:
-            if waiter.error is None:
-                waiter.error = error
-            waiter.event.set()
+            waiter.settle(None, error)
         if first and not self._closing:
             self._shut()
             self._on_lost(error)

@@ -42,6 +42,7 @@ from typing import Final
 
 from jms.stomp.errors import StompProtocolError, StompUsageError, quote
 from jms.stomp.frames import (
+    FRAME_END,
     SERVER_COMMANDS,
     Frame,
     HeartBeat,
@@ -328,11 +329,11 @@ class ServerConnection:
         """The bytes of a MESSAGE frame: ``send(Frame("MESSAGE", headers, body))`` for the
         server's hot path, without building the ``Frame``. The caller guarantees the required
         headers (``destination``, ``message-id``, ``subscription``); the state is checked."""
-        return b"".join((self.message_head(headers, len(body)), body, b"\0"))
+        return b"".join((self.message_head(headers, len(body)), body, FRAME_END))
 
     def message_head(self, headers: Iterable[tuple[str, str]], body_length: int) -> bytes:
         """``message(headers, body)`` up to its body, for a body of ``body_length`` bytes sent
-        from its parts (followed by a NUL)."""
+        from its parts (followed by ``FRAME_END``)."""
         if self.state is not ServerState.CONNECTED:
             raise StompUsageError(f"cannot send MESSAGE while {self.state.name}")
         version = self.version

@@ -3,9 +3,9 @@
 A ``Frame`` is a command, its headers in wire order (repeated names allowed; the first one is
 the header's value, as STOMP 1.2 says) and a body of bytes; ``frame.to_bytes(version)`` writes
 it with the header escaping of that version (none in 1.0 and for CONNECT/STOMP/CONNECTED; ``\\n
-\\c \\\\`` in 1.1, and ``\\r`` too in 1.2) and a ``content-length`` header for every body, and
-refuses (``ValueError``) anything the version cannot represent rather than writing a frame the
-peer would read differently. ``HeartBeat`` is the lone end-of-line between frames. This module
+\\c \\\\`` in 1.1, and ``\\r`` too in 1.2), a ``content-length`` header for every body and
+``FRAME_END`` after the body, and refuses (``ValueError``) anything the version cannot represent
+rather than writing a frame the peer would read differently. ``HeartBeat`` is the lone end-of-line between frames. This module
 is pure: it never touches a socket, keeps no state and knows nothing of connections or brokers.
 """
 
@@ -22,6 +22,7 @@ from jms.stomp.errors import StompProtocolError, quote
 __all__ = [
     "BODY_COMMANDS",
     "CLIENT_COMMANDS",
+    "FRAME_END",
     "SERVER_COMMANDS",
     "SUPPORTED_VERSIONS",
     "UNESCAPED_COMMANDS",
@@ -78,6 +79,12 @@ UNESCAPED_COMMANDS: Final = frozenset({"CONNECT", "STOMP", "CONNECTED"})
 # "Only the SEND, MESSAGE, and ERROR frames MAY have a body."
 BODY_COMMANDS: Final = frozenset({"SEND", "MESSAGE", "ERROR"})
 
+# What ends every frame written: the NUL, then an end-of-line, which STOMP allows after it
+# (``NULL *( EOL )``) and ActiveMQ and Artemis write too. Clients that split frames on NUL and
+# newline (PHP's pecl-stomp, Python's stomper) cannot read frames that end with a bare NUL; every
+# reader takes the end-of-line, at worst as a heart-beat (docs/stomp.md, "Framing").
+FRAME_END: Final = b"\0\n"
+
 _MAX_CONTENT_LENGTH_DIGITS: Final = 18  # past any body size a limit allows; int() stays cheap
 
 
@@ -113,7 +120,7 @@ class Frame(NamedTuple):
         return headers
 
     def to_bytes(self, version: Version) -> bytes:
-        """The frame on the wire in ``version``, ending with NUL (see ``encode_frame``)."""
+        """The frame on the wire in ``version``, ending with ``FRAME_END`` (see ``encode_frame``)."""
         return encode_frame(self.command, self.headers, self.body, version)
 
 
@@ -121,7 +128,7 @@ def encode_frame(
     command: str, headers: Iterable[tuple[str, str]], body: bytes, version: Version
 ) -> bytes:
     """The bytes of a ``command`` frame with ``headers`` and ``body`` in ``version``, ending
-    with NUL (what ``Frame.to_bytes`` writes, without building a ``Frame``).
+    with ``FRAME_END`` (what ``Frame.to_bytes`` writes, without building a ``Frame``).
 
     A non-empty body gets a ``content-length`` header unless the frame has one (which must
     then match the body). Raises ``ValueError`` for an unknown command, a body on a frame
@@ -129,14 +136,14 @@ def encode_frame(
     or, in a name, a colon where nothing is escaped; a value ending in a carriage return
     where carriage returns are not escaped).
     """
-    return b"".join((encode_frame_head(command, headers, len(body), version), body, b"\0"))
+    return b"".join((encode_frame_head(command, headers, len(body), version), body, FRAME_END))
 
 
 def encode_frame_head(
     command: str, headers: Iterable[tuple[str, str]], body_length: int, version: Version
 ) -> bytes:
-    """What ``encode_frame`` writes before a body of ``body_length`` bytes (the body and the
-    NUL follow), for a writer that sends a large body from its parts instead of joining it
+    """What ``encode_frame`` writes before a body of ``body_length`` bytes (the body and
+    ``FRAME_END`` follow), for a writer that sends a large body from its parts instead of joining it
     first. The same checks and ``ValueError`` as ``encode_frame``."""
     if command not in CLIENT_COMMANDS and command not in SERVER_COMMANDS:
         raise ValueError(f"unknown STOMP command {command!r}")

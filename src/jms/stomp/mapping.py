@@ -34,7 +34,7 @@ from jms.message import (
 )
 from jms.message.codec import decode, encode
 from jms.message.message import property_name_error
-from jms.stomp.frames import Version, encode_frame, escape_header
+from jms.stomp.frames import FRAME_END, Version, encode_frame, escape_header
 from jms.types import parse_int, parse_long, to_java_string
 
 __all__ = [
@@ -439,7 +439,7 @@ class MessageFrames:
             encoded = head.encode()
         except UnicodeEncodeError:
             return self._general(message, message_id, ack, destination_name)
-        return b"".join((encoded, body, b"\0"))
+        return b"".join((encoded, body, FRAME_END))
 
     def _property_header(self, name: str) -> str:
         """The escaped header carrying property ``name``, remembered (the same few names come

@@ -1,220 +1,123 @@
-"""Broker metrics in the Prometheus text format, served over plain HTTP by asyncio.
+"""Broker metrics for Prometheus, rendered by ``prometheus_client``.
 
-``prometheus_text(server)`` renders one snapshot: per queue or subscription its depth, in-flight,
-consumers and counters (from ``Broker.stats()``), and the STOMP server's connection, frame, message
-and byte counters; ``jms_broker_active`` is 1 (``STANDBY_TEXT``, all a standby broker serves, has
-it 0). ``MetricsServer`` answers ``GET /metrics`` (and ``GET /``) with it on its own port;
-anything else gets 404 or 405. It reads snapshots only: it never changes the broker, and it
-never holds a request open longer than a small timeout.
+``MetricsCollector(server)`` reads one snapshot per scrape: per queue or subscription its depth,
+in-flight, consumers and counters (from ``Broker.stats()``), and the STOMP server's connection,
+frame, message and byte counters. ``prometheus_text(server)`` is that snapshot in the text
+exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it at ``/metrics``. It reads
+snapshots only: it never changes the broker.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
+from collections.abc import Iterator
 from typing import Final
 
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from jms.broker import QueueStats
 from jms.stomp.server import StompServer
 
-__all__ = ["STANDBY_TEXT", "MetricsServer", "prometheus_text"]
+__all__ = ["PROMETHEUS_CONTENT_TYPE", "MetricsCollector", "prometheus_text"]
 
-logger = logging.getLogger(__name__)
+PROMETHEUS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
 
-_CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
-_REQUEST_TIMEOUT_S: Final = 5.0
-
-
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-_ACTIVE_HELP: Final = (
-    "# HELP jms_broker_active 1 when this broker serves, 0 while it waits as a standby.\n"
-    "# TYPE jms_broker_active gauge\n"
-)
-#: The metrics of a standby broker (docs/ha.md): it has no queues and no connections yet.
-STANDBY_TEXT: Final = _ACTIVE_HELP + "jms_broker_active 0\n"
-
-
-def prometheus_text(server: StompServer) -> str:
-    """The metrics of ``server`` and its broker as Prometheus text exposition."""
-    lines: list[str] = [_ACTIVE_HELP + "jms_broker_active 1"]
-
-    def metric(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> None:
-        lines.append(f"# HELP {name} {help_text}")
-        lines.append(f"# TYPE {name} {kind}")
-        for labels, value in samples:
-            lines.append(f"{name}{labels} {value:g}")
-
-    stats = server.broker.stats()
-
-    def per_queue(attribute: str) -> list[tuple[str, float]]:
-        return [
-            (
-                f'{{queue="{_label(s.name)}",destination="{_label(s.destination)}"}}',
-                float(getattr(s, attribute)),
-            )
-            for s in stats
-        ]
-
-    metric(
+# Per queue or subscription: (metric name, kind, help, QueueStats attribute).
+_QUEUE_METRICS: Final = (
+    (
         "jms_queue_depth",
         "gauge",
         "Messages held by a queue or subscription, in flight included.",
-        per_queue("depth"),
-    )
-    metric(
-        "jms_queue_in_flight",
-        "gauge",
-        "Messages delivered and not yet acknowledged.",
-        per_queue("in_flight"),
-    )
-    metric("jms_queue_consumers", "gauge", "Consumers attached.", per_queue("consumers"))
-    metric(
-        "jms_queue_enqueued_total",
-        "counter",
-        "Messages added since the broker started.",
-        per_queue("enqueued"),
-    )
-    metric(
+        "depth",
+    ),
+    ("jms_queue_in_flight", "gauge", "Messages delivered and not yet acknowledged.", "in_flight"),
+    ("jms_queue_consumers", "gauge", "Consumers attached.", "consumers"),
+    ("jms_queue_enqueued_total", "counter", "Messages added since the broker started.", "enqueued"),
+    (
         "jms_queue_acknowledged_total",
         "counter",
         "Messages acknowledged since the broker started.",
-        per_queue("acknowledged"),
-    )
-    metric(
-        "jms_queue_expired_total",
+        "acknowledged",
+    ),
+    (
+        "jms_queue_purged_total",
         "counter",
-        "Messages expired since the broker started.",
-        per_queue("expired"),
-    )
-    metric(
+        "Messages removed by a purge since the broker started.",
+        "purged",
+    ),
+    ("jms_queue_expired_total", "counter", "Messages expired since the broker started.", "expired"),
+    (
         "jms_queue_dead_lettered_total",
         "counter",
         "Messages moved to a dead-letter queue since the broker started.",
-        per_queue("dead_lettered"),
-    )
-    counters = server.counters
-    metric(
-        "jms_stomp_connections",
-        "gauge",
-        "Open STOMP connections.",
-        [("", float(server.connection_count))],
-    )
-    metric(
-        "jms_stomp_connections_total",
-        "counter",
-        "STOMP connections accepted.",
-        [("", float(counters.connections_total))],
-    )
-    metric(
-        "jms_stomp_connections_refused_total",
-        "counter",
-        "STOMP logins refused.",
-        [("", float(counters.connections_refused))],
-    )
-    metric(
-        "jms_stomp_frames_received_total",
-        "counter",
-        "Client frames received, by command.",
-        [
-            (f'{{command="{command}"}}', float(count))
-            for command, count in sorted(counters.by_command.items())
-        ],
-    )
-    metric(
-        "jms_stomp_messages_received_total",
-        "counter",
-        "Messages received in SEND frames.",
-        [("", float(counters.messages_received))],
-    )
-    metric(
-        "jms_stomp_messages_delivered_total",
-        "counter",
-        "Messages delivered in MESSAGE frames.",
-        [("", float(counters.messages_delivered))],
-    )
-    metric(
-        "jms_stomp_errors_total",
-        "counter",
-        "ERROR frames sent.",
-        [("", float(counters.errors_sent))],
-    )
-    metric(
-        "jms_stomp_received_bytes_total",
-        "counter",
-        "Bytes read from clients.",
-        [("", float(counters.bytes_received))],
-    )
-    metric(
-        "jms_stomp_sent_bytes_total",
-        "counter",
-        "Bytes written to clients.",
-        [("", float(counters.bytes_sent))],
-    )
-    return "\n".join(lines) + "\n"
+        "dead_lettered",
+    ),
+)
 
 
-class MetricsServer:
-    """``GET /metrics`` over HTTP/1.0 on ``host:port`` (port 0 picks one): ``STANDBY_TEXT``
-    until it is given the ``StompServer`` to report on (``serve``)."""
+def _family(name: str, kind: str, help_text: str, labels: list[str]) -> Metric:
+    if kind == "gauge":
+        return GaugeMetricFamily(name, help_text, labels=labels)
+    return CounterMetricFamily(name, help_text, labels=labels)
 
-    def __init__(self, server: StompServer | None, host: str, port: int) -> None:
-        self._stomp = server
-        self.host = host
-        self._requested_port = port
-        self._server: asyncio.Server | None = None
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, self.host, self._requested_port)
+class MetricsCollector(Collector):
+    """The metrics of a ``StompServer`` and its broker, read when Prometheus scrapes."""
 
-    @property
-    def port(self) -> int:
-        assert self._server is not None and self._server.sockets
-        return int(self._server.sockets[0].getsockname()[1])
+    def __init__(self, server: StompServer) -> None:
+        self._server = server
 
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}/metrics"
-
-    def serve(self, server: StompServer) -> None:
-        """Report on ``server`` from now on (a standby became active)."""
-        self._stomp = server
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _REQUEST_TIMEOUT_S)
-            request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-            method, _, rest = request_line.partition(" ")
-            path = rest.partition(" ")[0]
-            if method != "GET":
-                status, body = "405 Method Not Allowed", "only GET is served here\n"
-            elif path.split("?")[0] not in ("/metrics", "/"):
-                status, body = "404 Not Found", "metrics are at /metrics\n"
-            else:
-                text = STANDBY_TEXT if self._stomp is None else prometheus_text(self._stomp)
-                status, body = "200 OK", text
-            data = body.encode("utf-8")
-            writer.write(
-                f"HTTP/1.0 {status}\r\nContent-Type: {_CONTENT_TYPE}\r\n"
-                f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode("latin-1")
-                + data
-            )
-            await writer.drain()
-        except (
-            TimeoutError,
-            asyncio.IncompleteReadError,
-            asyncio.LimitOverrunError,
-            ConnectionError,
+    def collect(self) -> Iterator[Metric]:
+        stats: list[QueueStats] = self._server.broker.stats()
+        for name, kind, help_text, attribute in _QUEUE_METRICS:
+            family = _family(name, kind, help_text, ["queue", "destination"])
+            for queue in stats:
+                family.add_metric([queue.name, queue.destination], getattr(queue, attribute))
+            yield family
+        server = self._server
+        counters = server.counters
+        yield GaugeMetricFamily(
+            "jms_stomp_connections", "Open STOMP connections.", value=server.connection_count
+        )
+        for name, help_text, value in (
+            (
+                "jms_stomp_connections_total",
+                "STOMP connections accepted.",
+                counters.connections_total,
+            ),
+            (
+                "jms_stomp_connections_refused_total",
+                "STOMP logins refused.",
+                counters.connections_refused,
+            ),
+            (
+                "jms_stomp_messages_received_total",
+                "Messages received in SEND frames.",
+                counters.messages_received,
+            ),
+            (
+                "jms_stomp_messages_delivered_total",
+                "Messages delivered in MESSAGE frames.",
+                counters.messages_delivered,
+            ),
+            ("jms_stomp_errors_total", "ERROR frames sent.", counters.errors_sent),
+            ("jms_stomp_received_bytes_total", "Bytes read from clients.", counters.bytes_received),
+            ("jms_stomp_sent_bytes_total", "Bytes written to clients.", counters.bytes_sent),
         ):
-            pass  # a client that does not finish its request gets nothing
-        except Exception:
-            logger.exception("metrics request failed")
-        finally:
-            writer.close()
+            yield CounterMetricFamily(name, help_text, value=value)
+        frames = CounterMetricFamily(
+            "jms_stomp_frames_received_total",
+            "Client frames received, by command.",
+            labels=["command"],
+        )
+        for command, count in sorted(counters.by_command.items()):
+            frames.add_metric([command], count)
+        yield frames
+
+
+def prometheus_text(server: StompServer) -> bytes:
+    """The metrics of ``server`` and its broker in the Prometheus text exposition format."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsCollector(server))
+    return generate_latest(registry)

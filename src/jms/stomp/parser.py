@@ -1,5 +1,9 @@
 """The incremental STOMP frame parser: bytes in any chunking, frames and heart-beats out.
 
+An end-of-line right after a frame's NUL ends that frame (STOMP's ``NULL *( EOL )``, what
+``Frame.to_bytes`` writes and ActiveMQ sends); every other end-of-line between frames is a
+heart-beat. A frame ending with a bare NUL reads the same.
+
 ``FrameParser(sender)`` reads the frames one peer sends (a server parses ``Role.CLIENT`` frames,
 a client ``Role.SERVER`` frames). ``feed(data)`` buffers the bytes and returns a lazy iterator of
 the ``Frame`` and ``HeartBeat`` events they complete; because it is lazy, a caller that changes
@@ -110,6 +114,8 @@ class FrameParser:
         self._buffer_offset = 0  # stream offset of _buffer[0], for error messages
         self._scanned = 0  # where to search the buffer next (for a line end, blank line or NUL)
         self._expecting = _COMMAND
+        # A frame has just ended: an end-of-line now is its own, not a heart-beat.
+        self._frame_ended = False
         self._error: StompProtocolError | None = None
         # The frame being read.
         self._frame_offset = 0
@@ -168,7 +174,13 @@ class FrameParser:
                 if pos == len(buffer):
                     return None
                 if buffer[pos] == _LF or buffer[pos] == _CR:
-                    return self._read_heart_beat()
+                    if not self._read_end_of_line():
+                        return None  # a CR whose LF is still to come
+                    if self._frame_ended:
+                        self._frame_ended = False
+                        return self._next_event()
+                    return _HEART_BEAT
+                self._frame_ended = False
                 frame = self._read_whole_frame()
                 if frame is not None:
                     return frame
@@ -183,19 +195,21 @@ class FrameParser:
             self._error = error
             raise
 
-    def _read_heart_beat(self) -> HeartBeat | None:
-        # At the read position, like a frame read in one pass: a client may end every frame
-        # with an end-of-line, and it should not cost a deletion either.
+    def _read_end_of_line(self) -> bool:
+        """Read the end-of-line at the read position (a frame's own or a heart-beat); False
+        while it is a CR whose LF is still to come."""
+        # At the read position, like a frame read in one pass: every frame may end with an
+        # end-of-line, and it should not cost a deletion either.
         buffer = self._buffer
         pos = self._pos
         if buffer[pos] == _LF:
             self._pos = pos + 1
-            return _HEART_BEAT
+            return True
         if len(buffer) - pos < 2:
-            return None  # a CR whose LF is still to come
+            return False
         if buffer[pos + 1] == _LF:
             self._pos = pos + 2
-            return _HEART_BEAT
+            return True
         self._fail_at(
             self._buffer_offset + pos,
             "a carriage return between frames is not followed by a line feed",
@@ -279,7 +293,12 @@ class FrameParser:
             return None
         if buffer[end] != _NUL:
             return None
-        self._pos = end + 1
+        if end + 1 < len(buffer) and buffer[end + 1] == _LF:
+            # Its own end-of-line came with it, as it does from jms and ActiveMQ.
+            self._pos = end + 2
+        else:
+            self._pos = end + 1
+            self._frame_ended = True
         return Frame(command, tuple(headers), bytes(buffer[section_end:end]))
 
     def _await_body(
@@ -458,6 +477,7 @@ class FrameParser:
         frame = Frame(self._command, tuple(self._headers), body)
         self._consume(end + 1)
         self._expecting = _COMMAND
+        self._frame_ended = True
         self._headers = []
         return frame
 

@@ -72,7 +72,7 @@ from jms.selector import Selector
 from jms.stomp.connection import ConnectRequest, ServerConnection, ServerState
 from jms.stomp.durability import CompletionWaiter, DeferredStore
 from jms.stomp.errors import StompProtocolError
-from jms.stomp.frames import Frame, HeartBeat, Version, receipt_frame
+from jms.stomp.frames import FRAME_END, Frame, HeartBeat, Version, receipt_frame
 from jms.stomp.mapping import (
     JMS_MESSAGE_CONTENT_TYPE,
     MessageFrames,
@@ -87,6 +87,7 @@ from jms.store import Completion
 __all__ = [
     "DEFAULT_PORT",
     "EXTENSIONS_HEADER",
+    "MAX_BODY_HEADER",
     "STOMP_DEFAULT_PREFETCH",
     "ServerCounters",
     "StompServer",
@@ -100,6 +101,8 @@ DEFAULT_PORT: Final = 61613
 STOMP_DEFAULT_PREFETCH: Final = 1000
 #: CONNECT/CONNECTED header by which a ``jms`` client and server agree on the jms extensions.
 EXTENSIONS_HEADER: Final = "jms-extensions"
+#: CONNECTED header (with the jms extensions): the largest frame body this server takes.
+MAX_BODY_HEADER: Final = "jms-max-body"
 _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
@@ -221,6 +224,14 @@ class StompServer:
             await asyncio.get_running_loop().run_in_executor(None, self._waiter.close)
             self._waiter = None
         self._server = None
+
+    def connection_protocol(self) -> asyncio.Protocol:
+        """A new client connection for a transport other than this server's own listener (the
+        WebSocket endpoint of ``jms.web``): the same frame handling, security, limits and
+        heart-beats, counted among this server's connections."""
+        if self._server is None:
+            raise IllegalStateException("the StompServer is not started")
+        return _ClientConnection(self)
 
     def _next_session_id(self) -> str:
         return f"{self._instance}-{next(self._connection_numbers)}"
@@ -398,6 +409,7 @@ class _ClientConnection(asyncio.Protocol):
         for task in list(self._tasks):
             task.cancel()
         self._server._connections.discard(self)
+        logger.info("STOMP connection %s (%s) closed", self._session_id, self._peer)
         broker_id, self._broker_id = self._broker_id, None
         if broker_id is not None and not self._broker.closed:
             try:
@@ -497,11 +509,21 @@ class _ClientConnection(asyncio.Protocol):
             return
         if error is not None:
             self._counters.connections_refused += 1
+            logger.warning(
+                "STOMP connection %s (%s) refused: %s", self._session_id, self._peer, error
+            )
             self._fail(None, error)
             return
         self._broker_id = done.result()
         self._principal = self._security.principal(login)
-        extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION),) if self._extensions else ()
+        logger.info(
+            "STOMP connection %s (%s) opened by %s", self._session_id, self._peer, self._principal
+        )
+        extra = ()
+        if self._extensions:
+            # A jms client refuses a message too large for this server before sending it.
+            max_body = str(self._server.limits.max_body_bytes)
+            extra = ((EXTENSIONS_HEADER, _EXTENSIONS_VERSION), (MAX_BODY_HEADER, max_body))
         self._write(
             self._conn.accept(
                 session=self._session_id, server=self._server.server_header, extra_headers=extra
@@ -899,6 +921,14 @@ class _ClientConnection(asyncio.Protocol):
             return  # no permission rules: every admitted client may do everything
         text = str(destination)
         if not self._security.allows(self._principal, action, text):
+            logger.warning(
+                "STOMP connection %s (%s): user %r may not %s %s",
+                self._session_id,
+                self._peer,
+                self._principal,
+                action.value,
+                text,
+            )
             raise _FrameError(
                 f"user {self._principal!r} may not {action.value} {text}", JMSSecurityException
             )
@@ -1203,7 +1233,7 @@ class _ClientConnection(asyncio.Protocol):
         )
         frame = [self._conn.message_head(headers, size)]
         frame += packed_parts(seqs, messages)
-        frame.append(b"\0")
+        frame.append(FRAME_END)
         self._write_parts(frame)
 
     def _on_unsubscribe(self, frame: Frame) -> None:
@@ -1372,6 +1402,14 @@ class _ClientConnection(asyncio.Protocol):
         broker_id = self._broker_id
         assert broker_id is not None
         if command == "stats":
+            if self._security.restricted and not self._security.grants_anywhere(
+                self._principal, Action.ADMIN
+            ):
+                raise _FrameError(
+                    f"user {self._principal!r} may not see the broker's stats: that needs the "
+                    "admin permission on some destination",
+                    JMSSecurityException,
+                )
             stats = [
                 asdict(s)
                 for s in self._broker.stats()
@@ -1394,9 +1432,7 @@ class _ClientConnection(asyncio.Protocol):
             if not isinstance(queue, Queue):
                 raise _FrameError(f"only queues can be purged, not {self._name_of(queue)}")
             self._authorize(Action.ADMIN, queue)
-            purged = self._broker.acknowledge_through(
-                broker_id, queue, self._broker.last_sequence(queue)
-            )
+            purged = self._broker.purge(broker_id, queue)
             self._reply(frame, {"purged": purged, "queue": str(queue)})
         elif command == "last-sequence":
             destination = self._destination(frame.header("target"), "target")

@@ -1,5 +1,5 @@
 """``jms broker``: a broker process — the embedded durable store, the STOMP server in front of
-it, optional Prometheus metrics — started with one clear line and stopped cleanly on a signal.
+it, optional HTTP (STOMP over WebSocket, metrics, the web console) — started with one clear line and stopped cleanly on a signal.
 
 ``BrokerOptions`` says what to run; ``serve(options, stop, announce)`` runs it until ``stop`` is
 set (``announce`` gets the startup line once the port is bound); ``run(options)`` does that in a
@@ -15,11 +15,15 @@ This module wires parts together; it holds no messaging logic of its own.
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
+import json
+import logging
 import signal
 import threading
+import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,16 +32,18 @@ from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException, JMSException
 from jms.stomp.durability import DeferredStore
-from jms.stomp.metrics import MetricsServer
 from jms.stomp.server import DEFAULT_PORT, StompServer
 from jms.store import MemoryStore, MessageStore
 from jms.store.location import describe_store, is_postgresql_url, open_store, postgresql_module
+from jms.web import HttpServer
 
 __all__ = [
     "BROKER_GC_THRESHOLD",
     "DEFAULT_STORE",
     "BrokerOptions",
+    "JsonLogFormatter",
     "ServerThread",
+    "configure_logging",
     "read_config",
     "run",
     "serve",
@@ -59,10 +65,33 @@ class BrokerOptions:
     port: int = DEFAULT_PORT
     config: Path | None = None
     metrics_port: int | None = None
+    http_port: int | None = None
+    allowed_origins: tuple[str, ...] = ()
 
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
 _POLICY_KEYS = tuple(f.name for f in fields(DestinationPolicy))
+
+
+#: The TOML types each policy setting takes, and how to write one (TOML has no null: leaving a
+#: setting out keeps its default).
+_POLICY_VALUE_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "max_deliveries": ((int,), "an integer, e.g. 5"),
+    "redelivery_delay_ms": ((int,), "an integer number of milliseconds, e.g. 1000"),
+    "redelivery_backoff": ((int, float), "a number, e.g. 2.0"),
+    "max_redelivery_delay_ms": ((int,), "an integer number of milliseconds, e.g. 60000"),
+    "dead_letter_queue": ((str,), 'a queue name in quotes, e.g. "DLQ"'),
+    "expiry_queue": ((str,), 'a queue name in quotes, e.g. "expired"'),
+    "max_backlog": ((int,), "an integer, e.g. 100000"),
+    "memory_window": ((int,), "an integer, e.g. 10000"),
+}
+
+
+def _check_policy_value(context: str, key: str, value: object) -> None:
+    kinds, example = _POLICY_VALUE_TYPES[key]
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        shown = f'"{value}"' if isinstance(value, str) else str(value).lower()
+        raise SecurityConfigError(f"{context}: {key} = {shown}: {key} is {example}")
 
 
 def read_config(path: Path | None) -> tuple[Security, list[tuple[str, DestinationPolicy]]]:
@@ -102,6 +131,8 @@ def read_config(path: Path | None) -> tuple[Security, list[tuple[str, Destinatio
                 f"{context}: unknown key(s) {', '.join(unknown)}; a policy has "
                 f"{', '.join(_POLICY_KEYS)}"
             )
+        for key, value in settings.items():
+            _check_policy_value(context, key, value)
         try:
             policies.append((entry["destination"], DestinationPolicy(**settings)))
         except (TypeError, ValueError) as error:
@@ -120,36 +151,15 @@ async def serve(
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
     shutdown line (and, for a standby, the line saying it waits). Errors opening the config or
-    the store propagate before the STOMP port listens."""
+    the store propagate before anything listens."""
     security, policies = read_config(options.config)
-    metrics: MetricsServer | None = None
-    if options.metrics_port is not None:
-        metrics = MetricsServer(None, options.host, options.metrics_port)
-        await metrics.start()
-    try:
-        await _serve(options, stop, announce, security, policies, metrics)
-    finally:
-        if metrics is not None:
-            await metrics.close()
-
-
-async def _serve(
-    options: BrokerOptions,
-    stop: asyncio.Event,
-    announce: Callable[[str], None],
-    security: Security,
-    policies: list[tuple[str, DestinationPolicy]],
-    metrics: MetricsServer | None,
-) -> None:
     loop = asyncio.get_running_loop()
     lost: list[JMSException] = []
     if options.store is None:
         store = DeferredStore(MemoryStore())
         store_text = "in memory (not durable)"
     elif is_postgresql_url(options.store):
-        opened = await _open_shared_store(
-            str(options.store), options, stop, announce, lost, metrics
-        )
+        opened = await _open_shared_store(str(options.store), options, stop, announce, lost)
         if opened is None:
             announce("jms broker stopped: it was a standby and never became active")
             return
@@ -180,21 +190,37 @@ async def _serve(
     server = StompServer(
         broker, host=options.host, port=options.port, security=security, store=store
     )
+    http_servers: list[HttpServer] = []
     try:
-        await server.start()
+        await _listen(server.start(), "STOMP", options.host, options.port, "--port")
         parts = [
             f"jms broker {server.server_header.partition('/')[2]} listening on {server.url}",
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
         ]
-        if metrics is not None:
-            metrics.serve(server)
-            parts.append(f"metrics: {metrics.url}")
+        if options.http_port is not None:
+            http = HttpServer(
+                server, options.host, options.http_port, allowed_origins=options.allowed_origins
+            )
+            http_servers.append(http)
+            await _listen(http.start(), "HTTP", options.host, options.http_port, "--http-port")
+            parts.append(
+                f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
+            )
+        if options.metrics_port is not None:
+            metrics = HttpServer(server, options.host, options.metrics_port, console=False)
+            http_servers.append(metrics)
+            await _listen(
+                metrics.start(), "metrics", options.host, options.metrics_port, "--metrics-port"
+            )
+            parts.append(f"metrics: {metrics.url}/metrics")
         announce(" | ".join(parts))
         await stop.wait()
     finally:
         connections = server.connection_count
-        await server.close()
+        await server.close()  # its WebSocket connections too
+        for http in http_servers:
+            await http.close()
         await loop.run_in_executor(None, broker.close)
     if lost:
         raise JMSException(
@@ -209,7 +235,6 @@ async def _open_shared_store(
     stop: asyncio.Event,
     announce: Callable[[str], None],
     lost: list[JMSException],
-    metrics: MetricsServer | None,
 ) -> MessageStore | None:
     """The PostgreSQL store at ``url``, once this broker holds its lock: while another broker
     does, this one is a standby — it says so and waits, listening on nothing — until it gets
@@ -225,8 +250,6 @@ async def _open_shared_store(
             f"jms broker standby: the store {describe_store(url)} is held by the "
             f"active broker; waiting to take over (not listening on {options.host}:{options.port})"
         )
-        if metrics is not None:
-            line += f" | metrics: {metrics.url}"
         loop.call_soon_threadsafe(announce, line)
 
     def store_lost(error: JMSException) -> None:
@@ -254,6 +277,68 @@ async def _open_shared_store(
         raise
     finally:
         relay.cancel()
+
+
+async def _listen(start: Awaitable[None], what: str, host: str, port: int, option: str) -> None:
+    """Await ``start`` (binding ``host:port``); an ``OSError`` says which port and what to do."""
+    try:
+        await start
+    except OSError as error:
+        reason = error.strerror or str(error)
+        if error.errno == errno.EADDRINUSE:
+            reason = "the port is in use (another broker?)"
+        raise OSError(
+            f"cannot listen for {what} on {host}:{port}: {reason}; choose another {option} "
+            "(0: any free port) or stop what uses it"
+        ) from None
+
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per line: ``time`` (ISO 8601, UTC), ``level``, ``logger``, ``message``,
+    and ``exception`` when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        event = {
+            "time": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            event["exception"] = self.formatException(record.exc_info)
+        return json.dumps(event, ensure_ascii=False)
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        return f"{stamp}.{int(record.msecs):03d}Z"
+
+
+def configure_logging(level: str, *, json_lines: bool = False) -> None:
+    """Log to stderr at ``level`` (debug, info, warning, error), one line per event: text
+    (``TIME LEVEL LOGGER: MESSAGE``) or, with ``json_lines``, ``JsonLogFormatter`` objects. A
+    traceback stays inside its event's JSON object; in text it follows its line."""
+    if level.lower() not in _LOG_LEVELS:
+        raise ValueError(f"unknown log level {level!r}; the levels are {', '.join(_LOG_LEVELS)}")
+    handler = logging.StreamHandler()
+    if json_lines:
+        handler.setFormatter(JsonLogFormatter())
+    else:
+        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        formatter.converter = time.gmtime
+        formatter.default_time_format = "%Y-%m-%dT%H:%M:%S"
+        formatter.default_msec_format = "%s.%03dZ"
+        handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(_LOG_LEVELS[level.lower()])
 
 
 #: The collector's first-generation threshold in a broker process (CPython's default is 700).

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jms.message import Message
+from jms.message.codec import header_times
 
 __all__ = [
     "DONE",
@@ -64,6 +65,7 @@ __all__ = [
     "StoreContents",
     "StoreOperation",
     "StoredEntry",
+    "not_yet_due",
 ]
 
 
@@ -270,6 +272,29 @@ class MessageStore(ABC):
     ) -> list[EncodedEntry]:
         """What ``read_entries`` returns, each message in its ``jms.message.codec`` encoding."""
 
+    def read_not_due_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
+    ) -> list[EncodedEntry]:
+        """Up to ``limit`` of the entries ``read_encoded_entries`` returns whose message's
+        JMSDeliveryTime is after ``now`` and that has not expired at ``now`` (JMSExpiration 0 or
+        after ``now``), in ``seq`` order: the messages a browse hides now but will show later.
+        This reads every entry; a store that can filter where it keeps them does better."""
+        found: list[EncodedEntry] = []
+        while len(found) < limit:
+            page = self.read_encoded_entries(queue, start_seq, end_seq, limit)
+            found += [entry for entry in page if not_yet_due(entry.data, now)]
+            if len(page) < limit:
+                break
+            start_seq = page[-1].seq + 1
+        return found[:limit]
+
     @abstractmethod
     def close(self) -> None:
         """Finish pending batches and release resources; the store is unusable afterwards."""
+
+
+def not_yet_due(encoded: bytes, now: int) -> bool:
+    """Whether the encoded message's JMSDeliveryTime is after ``now`` and it has not expired at
+    ``now``: a message a browse hides now but will show later."""
+    expiration, delivery_time = header_times(encoded)
+    return delivery_time > now and not (expiration and expiration <= now)

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
-from jms.message.codec import decode, encode
+from jms.message.codec import HEADER_TIMES_AT, decode, encode
+from jms.store import integrity
 from jms.store.base import (
     AddDestination,
     AppendMessage,
@@ -47,6 +48,7 @@ from jms.store.base import (
     StoreContents,
     StoredEntry,
     StoreOperation,
+    not_yet_due,
 )
 from jms.store.pending import PendingBatch as _Pending
 
@@ -62,12 +64,25 @@ ENTRY_ROWS: Final = (
     "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?"
 )
 
+_EXPIRATION: Final = f"substr(m.data, {HEADER_TIMES_AT + 1}, 8)"
+_DELIVERY_TIME: Final = f"substr(m.data, {HEADER_TIMES_AT + 9}, 8)"
+# ENTRY_ROWS, only those whose delivery time is after a moment and that have not expired then
+# (the moment as 8 big-endian bytes, twice), as ``(seq, delivery_count, data)`` rows.
+_NOT_DUE_ROWS: Final = (
+    "SELECT e.seq, e.delivery_count, m.data FROM entries e "
+    "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+    f"WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? AND {_DELIVERY_TIME} > ? "
+    f"AND ({_EXPIRATION} = zeroblob(8) OR {_EXPIRATION} > ?) ORDER BY e.seq LIMIT ?"
+)
+
 DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
 #: 2: ``sequences.reserved``; ``messages`` is a rowid table (its rows are kilobytes).
 SCHEMA_VERSION: Final = 2
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
 _MAX_GROUP: Final = 512
+# Consecutive released messages from which one range statement beats a statement per message.
+_RUN_WORTH_A_RANGE: Final = 16
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS destinations (name TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -115,12 +130,19 @@ class SQLiteStore(MessageStore):
         exists to measure what group commit buys, not for production use.
         """
         self.directory = Path(directory)
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ResourceAllocationException(
+                f"the store directory {str(self.directory)!r} is a file; give a directory "
+                "(it is created if missing)"
+            )
+        had_store = (self.directory / _LOCK_NAME).exists()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._lock_file = open(self.directory / _LOCK_NAME, "a+b")  # noqa: SIM115 - held open
         except OSError as error:
             raise ResourceAllocationException(
-                f"cannot open the store directory {str(self.directory)!r}: {error}",
+                f"cannot open the store directory {str(self.directory)!r}: "
+                f"{error.strerror or error}",
                 linked_exception=error,
             ) from error
         try:
@@ -132,10 +154,13 @@ class SQLiteStore(MessageStore):
                 "(its lock file is held); stop that broker first"
             ) from None
         self._group_limit = 1 if fsync_per_batch else _MAX_GROUP
-        path = str(self.directory / DATABASE_NAME)
-        self._writer = self._connect(path)
-        self._writer.executescript(_SCHEMA)
-        self._check_schema_version()
+        database = self.directory / DATABASE_NAME
+        path = str(database)
+        try:
+            self._writer = self._open_writer(database, had_store)
+        except BaseException:
+            self._lock_file.close()
+            raise
         self._reader = self._connect(path)
         self._reader_lock = threading.Lock()
         self._queue: queue.SimpleQueue[tuple[Sequence[StoreOperation], _Pending] | object] = (
@@ -151,23 +176,41 @@ class SQLiteStore(MessageStore):
         )
         self._thread.start()
 
+    @classmethod
+    def _open_writer(cls, database: Path, had_store: bool) -> sqlite3.Connection:
+        """The writer's connection to ``database``, checked (``jms.store.integrity``) and at the
+        current schema version."""
+        integrity.check_file(database, had_store=had_store)
+        if had_store and not database.exists():
+            logger.warning(
+                "the store directory %s held a store but has no %s: starting an empty store",
+                database.parent,
+                DATABASE_NAME,
+            )
+        writer: sqlite3.Connection | None = None
+        try:
+            writer = cls._connect(str(database))
+            integrity.check_pages(writer, database)
+            writer.executescript(_SCHEMA)
+            integrity.upgrade_schema(writer, database, SCHEMA_VERSION)
+        except BaseException as error:
+            if writer is not None:
+                writer.close()
+            if isinstance(error, sqlite3.DatabaseError):
+                raise integrity.damaged(database, error) from None
+            raise
+        return writer
+
     @staticmethod
     def _connect(path: str) -> sqlite3.Connection:
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
+        # Debian's SQLite overwrites deleted rows with zeros (SECURE_DELETE), which rewrites every
+        # page of consumed messages; FAST zeroes only where that costs no extra I/O.
+        connection.execute("PRAGMA secure_delete=FAST")
         connection.execute("PRAGMA busy_timeout=10000")
         return connection
-
-    def _check_schema_version(self) -> None:
-        (version,) = self._writer.execute("PRAGMA user_version").fetchone()
-        if version == 0:
-            self._writer.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
-            raise IllegalStateException(
-                f"the store in {str(self.directory)!r} has schema version {version}; this jms "
-                f"reads version {SCHEMA_VERSION}"
-            )
 
     # -- MessageStore -------------------------------------------------------------------------
 
@@ -230,6 +273,27 @@ class SQLiteStore(MessageStore):
         rows = self._entry_rows(queue, start_seq, end_seq, limit)
         # The messages table holds codec bytes: they go out as stored.
         return [EncodedEntry(seq, data, count) for seq, _, count, data in rows]
+
+    def read_not_due_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
+    ) -> list[EncodedEntry]:
+        upper = end_seq if end_seq is not None else 2**63 - 1
+        # Compared as big-endian bytes, times of 0 and more order as numbers do: SQLite skips
+        # the due and expired messages without handing them to Python. A negative time (which
+        # no producer stamps) passes the filter and is judged by the check below.
+        moment = max(now, 0).to_bytes(8, "big")
+        found: list[EncodedEntry] = []
+        while len(found) < limit:
+            with self._reader_lock:
+                self._check_open()
+                rows = self._reader.execute(
+                    _NOT_DUE_ROWS, (queue, start_seq, upper, moment, moment, limit)
+                ).fetchall()
+            found += [EncodedEntry(s, data, n) for s, n, data in rows if not_yet_due(data, now)]
+            if len(rows) < limit:
+                break
+            start_seq = rows[-1][0] + 1
+        return found[:limit]
 
     def _entry_rows(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
@@ -442,10 +506,25 @@ class SQLiteStore(MessageStore):
 
 def _release_messages(writer: sqlite3.Connection, released: Counter[tuple[str, int]]) -> None:
     """Drop ``released[(log, seq)]`` references to each message, deleting those left with none."""
-    if not released:
+    singles: list[tuple[str, int, int]] = []
+    for log, first, last in _single_reference_runs(released):
+        if last - first + 1 < _RUN_WORTH_A_RANGE:
+            singles += [(log, seq, 1) for seq in range(first, last + 1)]
+            continue
+        # A consumed range (the common case: a queue's messages each have one reference) is one
+        # statement, not one per message.
+        deleted = writer.execute(
+            "DELETE FROM messages WHERE log = ? AND seq BETWEEN ? AND ? AND refs <= 1",
+            (log, first, last),
+        ).rowcount
+        if deleted < last - first + 1:  # some are a topic's, held by other subscriptions too
+            writer.execute(
+                "UPDATE messages SET refs = refs - 1 WHERE log = ? AND seq BETWEEN ? AND ?",
+                (log, first, last),
+            )
+    rows = singles + [(log, seq, count) for (log, seq), count in released.items() if count > 1]
+    if not rows:
         return
-    # The usual case, each message's only reference, is one statement per message.
-    rows = [(log, seq, count) for (log, seq), count in released.items()]
     deleted = writer.executemany(
         "DELETE FROM messages WHERE log = ? AND seq = ? AND refs <= ?", rows
     ).rowcount
@@ -456,6 +535,18 @@ def _release_messages(writer: sqlite3.Connection, released: Counter[tuple[str, i
             "UPDATE messages SET refs = refs - ? WHERE log = ? AND seq = ?",
             [(count, log, seq) for log, seq, count in rows],
         )
+
+
+def _single_reference_runs(released: Counter[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    """The ``(log, first, last)`` runs of consecutive sequences of one log that each lose one
+    reference in ``released``."""
+    runs: list[tuple[str, int, int]] = []
+    for log, seq in sorted(key for key, count in released.items() if count == 1):
+        if runs and runs[-1][0] == log and runs[-1][2] == seq - 1:
+            runs[-1] = (log, runs[-1][1], seq)
+        else:
+            runs.append((log, seq, seq))
+    return runs
 
 
 class _CoalescedWrites:
