@@ -236,9 +236,9 @@ def test_a_store_of_schema_version_1_is_upgraded_and_keeps_its_messages(tmp_path
         sent = run_jms("send", "old", "new", "--url", broker.url)
     assert received.returncode == 0 and received.stdout == "written by an older jms\n"
     assert sent.returncode == 0, sent.stderr
-    assert "from schema version 1 to 2" in broker.log
+    assert "from schema version 1 to 3" in broker.log
     with sqlite3.connect(tmp_path / "store" / DATABASE_NAME) as database:
-        assert database.execute("PRAGMA user_version").fetchone() == (2,)
+        assert database.execute("PRAGMA user_version").fetchone() == (3,)
         (table,) = database.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'")
         assert "WITHOUT ROWID" not in table[0]
 
@@ -250,7 +250,7 @@ def test_a_store_of_a_newer_schema_is_refused_with_what_to_do(tmp_path: Path) ->
     _one_line_error(
         run_jms("broker", "--store", str(database.parent), "--port", "0"),
         1,
-        f"the store file {database} has schema version 7, newer than this jms reads (2)",
+        f"the store file {database} has schema version 7, newer than this jms reads (3)",
         "run the jms version that wrote it",
     )
 

@@ -535,13 +535,14 @@ def parse_property_assignment(option: str) -> tuple[str, object]:
     """``name=type:value`` (type: boolean byte short int long float double string) or
     ``name=value`` for a String, as ``jms send --property`` and the web console take a property:
     its name and typed value. A ``word:`` prefix that is no type is a mistake
-    (``weight=integer:3``), not a String: ``name=string:text`` gives such text. ``ValueError``
+    (``weight=integer:3``), not a String (but ``scheme://...`` is a String, a URL):
+    ``name=string:text`` gives such text. ``ValueError``
     says which part of ``option`` is wrong."""
     name, equals, spec = option.partition("=")
     if not equals or not name:
         raise ValueError(f"{option!r} is not name=type:value (e.g. weight=int:3000)")
     kind, colon, raw = spec.partition(":")
-    if not colon or not kind.isalpha():
+    if not colon or not kind.isalpha() or raw.startswith("//"):  # a URL is a String
         return name, spec
     if kind == "boolean":
         if raw.lower() not in ("true", "false"):

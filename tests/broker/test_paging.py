@@ -271,6 +271,31 @@ def test_the_store_is_searched_for_a_message_not_yet_due_only_when_one_may_be_pa
     restarted.close()
 
 
+def test_a_consumed_range_leaves_the_messages_in_flight_inside_it_stored(tmp_path: Path) -> None:
+    # acknowledge_through writes a consumed range as a few store ranges around the entries in
+    # flight: after a crash those come back (redelivered), and nothing consumed does.
+    broker = _broker(SQLiteStore(tmp_path), 4)
+    connection = broker.connect()
+    for n in range(1, 13):
+        message = _message(f"m{n}")
+        message.set_int_property("n", n)
+        broker.send(connection, message)
+    held: list[Delivery] = []
+    broker.add_consumer(connection, ConsumerSpec(ORDERS, selector="n BETWEEN 3 AND 4"), held.append)
+    deadline = time.monotonic() + 10
+    while len(held) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sorted(d.message.get_int_property("n") for d in held) == [3, 4]
+    assert broker.acknowledge_through(broker.connect(), ORDERS, 11) == 9
+    broker._store.close()  # a crash: the deliveries of 3 and 4 are never acknowledged
+
+    restarted = _broker(SQLiteStore(tmp_path), 4)
+    received = _consume(restarted, restarted.connect(), ConsumerSpec(ORDERS), 3)
+    assert _texts(received) == ["m3", "m4", "m12"]
+    assert [d.message.get_jms_redelivered() for d in received] == [True, True, False]
+    restarted.close()
+
+
 def test_a_restarted_broker_loads_only_its_window_and_keeps_delivery_counts() -> None:
     store = MemoryStore()
     first = _broker(store, 10)

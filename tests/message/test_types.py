@@ -40,6 +40,7 @@ from jms.types import (
     parse_float,
     parse_int,
     parse_long,
+    parse_property_assignment,
     parse_short,
     round_to_float32,
     to_java_string,
@@ -741,3 +742,40 @@ def test_parse_float_of_a_hex_float_is_the_nearest_float_to_its_exact_value(
     text = f"0x{mantissa:x}p{exponent}{suffix}"
     expected = _exact_round(Fraction(mantissa) * Fraction(2) ** exponent, is_float32=True)
     assert same_float(parse_float(text), expected if mantissa else 0.0)
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("weight=int:3000", ("weight", Int(3000))),
+        ("flag=boolean:TRUE", ("flag", True)),
+        ("ratio=float:0.5", ("ratio", Float(0.5))),
+        ("plain=hello", ("plain", "hello")),
+        ("empty=", ("empty", "")),
+        ("origin=queue://orders", ("origin", "queue://orders")),  # a URL is a String
+        ("link=https://example.org/a:b", ("link", "https://example.org/a:b")),
+        ("text=string:integer:3", ("text", "integer:3")),
+        ("note=12:30", ("note", "12:30")),  # not a word before the colon
+    ],
+)
+def test_a_property_assignment_gives_its_name_and_typed_value(
+    option: str, expected: tuple[str, object]
+) -> None:
+    name, value = parse_property_assignment(option)
+    assert (name, value) == expected
+    assert type(value) is type(expected[1])
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("weight=integer:3", "unknown type 'integer'.*weight=string:integer:3"),
+        ("flag=boolean:yes", "a boolean is true or false"),
+        ("n=int:x", "'n=int:x'"),
+        ("noequals", "is not name=type:value"),
+        ("=int:3", "is not name=type:value"),
+    ],
+)
+def test_a_mistyped_property_assignment_says_what_is_wrong(option: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_property_assignment(option)

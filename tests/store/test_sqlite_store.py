@@ -16,6 +16,7 @@ from jms.store import (
     AddDestination,
     AppendMessage,
     Completion,
+    DeleteSubscription,
     DurableSubscriptionRecord,
     RemoveEntry,
     RemoveRange,
@@ -24,7 +25,7 @@ from jms.store import (
     SetDeliveryCount,
     StoreOperation,
 )
-from jms.store.sqlite import DATABASE_NAME, SQLiteStore
+from jms.store.sqlite import _RECLAIM_CHUNK, DATABASE_NAME, SQLiteStore
 
 
 def test_everything_survives_reopening(tmp_path: Path) -> None:
@@ -75,6 +76,18 @@ def test_acknowledged_messages_are_deleted_from_disk(tmp_path: Path) -> None:
     store.close()
 
 
+def _wait_until_reclaimed(directory: Path) -> None:
+    """Until the store's background reclaim has deleted every consumed range (10 s at most)."""
+    deadline = time.monotonic() + 10
+    while True:
+        with closing(sqlite3.connect(directory / DATABASE_NAME)) as inspector:
+            (left,) = inspector.execute("SELECT count(*) FROM consumed").fetchone()
+        if not left:
+            return
+        assert time.monotonic() < deadline, f"{left} consumed ranges not reclaimed in 10 s"
+        time.sleep(0.01)
+
+
 def test_consumed_ranges_delete_exactly_the_messages_left_without_references(
     tmp_path: Path,
 ) -> None:
@@ -97,6 +110,7 @@ def test_consumed_ranges_delete_exactly_the_messages_left_without_references(
     ).wait()
 
     def remaining(log: str) -> list[tuple[int, int]]:
+        _wait_until_reclaimed(tmp_path)
         with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
             query = "SELECT seq, refs FROM messages WHERE log = ? ORDER BY seq"
             return inspector.execute(query, (log,)).fetchall()
@@ -311,3 +325,92 @@ def test_a_waiting_thread_and_a_callback_both_hear_of_the_commit(tmp_path: Path)
     waiter.join(10)
     assert sorted(heard) == ["callback", "waiter"]
     store.close()
+
+
+def test_a_consumed_range_is_one_row_at_once_and_reclaimed_in_chunks_later(
+    tmp_path: Path,
+) -> None:
+    # RemoveRange commits a row in ``consumed``; no read sees the range from then on, and the
+    # writer deletes its entries and messages between groups, a chunk at a time, until the row
+    # goes too.
+    store = SQLiteStore(tmp_path)
+    count = 2 * _RECLAIM_CHUNK + 7
+    store.submit(
+        [
+            AppendMessage("queue://q", seq, TextMessage(str(seq)), ("queue://q",))
+            for seq in range(1, count + 1)
+        ]
+    ).wait()
+    store.submit([RemoveRange("queue://q", 2, count - 1)]).wait()
+    assert store.read_sequences("queue://q", 1, 10) == [1, count]
+    assert [e.seq for e in store.read_encoded_entries("queue://q", 1, None, 10)] == [1, count]
+    _wait_until_reclaimed(tmp_path)
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
+        assert inspector.execute("SELECT seq FROM entries ORDER BY seq").fetchall() == [
+            (1,),
+            (count,),
+        ]
+        assert inspector.execute("SELECT count(*) FROM messages").fetchone() == (2,)
+    store.close()
+
+
+def test_consumed_ranges_left_by_a_closed_store_stay_consumed_and_are_reclaimed_on_open(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit(
+        [
+            AppendMessage("queue://q", seq, TextMessage(str(seq)), ("queue://q",))
+            for seq in range(1, 11)
+        ]
+    ).wait()
+    store.close()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:  # as a crash leaves it
+        database.execute("INSERT INTO consumed VALUES ('queue://q', 3, 8)")
+        database.commit()
+    reopened = SQLiteStore(tmp_path)
+    assert reopened.read_sequences("queue://q", 1, 100) == [1, 2, 9, 10]
+    assert reopened.load().queues_with_entries == ("queue://q",)
+    _wait_until_reclaimed(tmp_path)
+    assert reopened.read_sequences("queue://q", 1, 100) == [1, 2, 9, 10]
+    reopened.submit([RemoveRange("queue://q", 1, 10)]).wait()
+    assert reopened.load().queues_with_entries == ()
+    reopened.close()
+
+
+def test_deleting_a_subscription_drops_its_consumed_ranges(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    record = DurableSubscriptionRecord("c:s", "c", "s", "topic://t", None, False, False)
+    store.submit([SaveSubscription(record)]).wait()
+    store.submit(
+        [AppendMessage("topic://t", seq, TextMessage(str(seq)), ("c:s",)) for seq in range(1, 6)]
+    ).wait()
+    store.submit([RemoveRange("c:s", 1, 3), DeleteSubscription("c:s")]).wait()
+    _wait_until_reclaimed(tmp_path)
+    store.submit([SaveSubscription(record)]).wait()  # the same key again, and new messages
+    store.submit(
+        [AppendMessage("topic://t", seq, TextMessage(str(seq)), ("c:s",)) for seq in (6, 7)]
+    ).wait()
+    assert store.read_sequences("c:s", 1, 10) == [6, 7]
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
+        assert inspector.execute("SELECT count(*) FROM messages").fetchone() == (2,)
+    store.close()
+
+
+def test_a_store_of_schema_version_2_is_upgraded_to_3(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit([AppendMessage("queue://q", 1, TextMessage("kept"), ("queue://q",))]).wait()
+    store.close()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:  # as version 2 was
+        database.executescript(
+            "DROP VIEW live_entries; DROP TABLE consumed; PRAGMA user_version = 2;"
+        )
+    reopened = SQLiteStore(tmp_path)
+    assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
+        "kept"
+    ]
+    reopened.submit([RemoveRange("queue://q", 1, 1)]).wait()
+    assert reopened.read_sequences("queue://q", 1, 5) == []
+    reopened.close()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:
+        assert database.execute("PRAGMA user_version").fetchone() == (3,)

@@ -225,6 +225,19 @@ class _Work:
         self.paging: set[MessageQueue] = set()
 
 
+def _ranges_around(low: int, high: int, holes: list[int]) -> list[tuple[int, int]]:
+    """The ``(first, last)`` runs of ``low``..``high`` that leave out ``holes`` (ascending,
+    between ``low`` and ``high``)."""
+    runs = []
+    for hole in holes:
+        if low < hole:
+            runs.append((low, hole - 1))
+        low = hole + 1
+    if low <= high:
+        runs.append((low, high))
+    return runs
+
+
 class _PagedStaging:
     """What ``publish_staged`` read from the store before taking the lock: per range, the
     unstaged messages by sequence number; the paged-out markers' batch ids by sequence number;
@@ -1173,13 +1186,22 @@ class Broker:
         entries = queue.entries_between(start_seq, end_seq)
         for entry in entries:
             queue.remove(entry)
-            if entry.stored:
-                assert queue.store_key is not None
-                work.operations.append(RemoveEntry(queue.store_key, entry.seq))
+        stored = [entry.seq for entry in entries if entry.stored]
         first_paged, last_paged, paged = queue.drop_paged_between(start_seq, end_seq)
         if paged:
+            stored += (first_paged, last_paged)
+        if stored:
+            # The stored entries consumed are every one the store holds between the lowest and
+            # the highest of them but those in flight: a few ranges, not one row per message.
             assert queue.store_key is not None
-            work.operations.append(RemoveRange(queue.store_key, first_paged, last_paged))
+            low, high = min(stored), max(stored)
+            in_flight = sorted(
+                entry.seq
+                for entry in queue.entries.values()
+                if entry.stored and low < entry.seq < high
+            )
+            for first, last in _ranges_around(low, high, in_flight):
+                work.operations.append(RemoveRange(queue.store_key, first, last))
         if purge:
             queue.purged += len(entries) + paged
         else:

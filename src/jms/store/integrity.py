@@ -103,7 +103,13 @@ def _version_1_to_2(connection: sqlite3.Connection) -> None:
 
 
 #: The migration from each version to the next.
-_MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {1: _version_1_to_2}
+_MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
+    1: _version_1_to_2,
+    # 3 adds the ``consumed`` table and the ``live_entries`` view, which the schema script
+    # creates in every store it opens: a version 2 store only needs its number raised. A jms
+    # that reads version 2 must not open it: it would not know that consumed entries are gone.
+    2: lambda connection: None,
+}
 
 
 def upgrade_schema(connection: sqlite3.Connection, path: Path, current: int) -> None:

@@ -56,7 +56,7 @@ class StoreSnapshot(SnapshotReader):
 
     def sequence_bounds(self, key: str) -> tuple[int, int] | None:
         first, last = self._db.execute(
-            "SELECT min(seq), max(seq) FROM entries WHERE queue = ?", (key,)
+            "SELECT min(seq), max(seq) FROM live_entries WHERE queue = ?", (key,)
         ).fetchone()
         return None if first is None else (int(first), int(last))
 

@@ -59,7 +59,7 @@ logger = logging.getLogger(__name__)
 #: A queue's entries with their stored messages, in sequence order, as ``(seq, log,
 #: delivery_count, data)`` rows; its parameters are ``(queue, start_seq, end_seq, limit)``.
 ENTRY_ROWS: Final = (
-    "SELECT e.seq, e.log, e.delivery_count, m.data FROM entries e "
+    "SELECT e.seq, e.log, e.delivery_count, m.data FROM live_entries e "
     "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
     "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?"
 )
@@ -69,7 +69,7 @@ _DELIVERY_TIME: Final = f"substr(m.data, {HEADER_TIMES_AT + 9}, 8)"
 # ENTRY_ROWS, only those whose delivery time is after a moment and that have not expired then
 # (the moment as 8 big-endian bytes, twice), as ``(seq, delivery_count, data)`` rows.
 _NOT_DUE_ROWS: Final = (
-    "SELECT e.seq, e.delivery_count, m.data FROM entries e "
+    "SELECT e.seq, e.delivery_count, m.data FROM live_entries e "
     "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
     f"WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? AND {_DELIVERY_TIME} > ? "
     f"AND ({_EXPIRATION} = zeroblob(8) OR {_EXPIRATION} > ?) ORDER BY e.seq LIMIT ?"
@@ -78,7 +78,10 @@ _NOT_DUE_ROWS: Final = (
 DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
 #: 2: ``sequences.reserved``; ``messages`` is a rowid table (its rows are kilobytes).
-SCHEMA_VERSION: Final = 2
+#: 3: ``consumed`` ranges and the ``live_entries`` view.
+SCHEMA_VERSION: Final = 3
+# Entries a background reclaim deletes per transaction: short enough not to hold up commits.
+_RECLAIM_CHUNK: Final = 2000
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
 _MAX_GROUP: Final = 512
 # Consecutive released messages from which one range statement beats a statement per message.
@@ -114,6 +117,17 @@ CREATE TABLE IF NOT EXISTS entries (
     delivery_count INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (queue, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS consumed (
+    queue TEXT NOT NULL,
+    start_seq INTEGER NOT NULL,
+    end_seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS consumed_by_queue ON consumed (queue, start_seq);
+CREATE VIEW IF NOT EXISTS live_entries AS
+    SELECT * FROM entries e WHERE NOT EXISTS (
+        SELECT 1 FROM consumed c
+        WHERE c.queue = e.queue AND e.seq BETWEEN c.start_seq AND c.end_seq
+    );
 """
 
 
@@ -171,6 +185,10 @@ class SQLiteStore(MessageStore):
         self._completion_lock = threading.Lock()
         # Each log's last appended sequence, as the writer thread last wrote it (filled lazily).
         self._last_sequences: dict[str, int] = {}
+        # Whether consumed ranges wait to be reclaimed (the writer thread's alone once started).
+        self._reclaiming = (
+            self._writer.execute("SELECT 1 FROM consumed LIMIT 1").fetchone() is not None
+        )
         self._thread = threading.Thread(
             target=self._write_loop, name="jms-store-writer", daemon=True
         )
@@ -238,11 +256,11 @@ class SQLiteStore(MessageStore):
     def _queues_with_entries(self) -> tuple[str, ...]:
         # One index probe per queue rather than a scan of every entry (a backlog may be large).
         queues: list[str] = []
-        (queue_name,) = self._reader.execute("SELECT min(queue) FROM entries").fetchone()
+        (queue_name,) = self._reader.execute("SELECT min(queue) FROM live_entries").fetchone()
         while queue_name is not None:
             queues.append(queue_name)
             (queue_name,) = self._reader.execute(
-                "SELECT min(queue) FROM entries WHERE queue > ?", (queue_name,)
+                "SELECT min(queue) FROM live_entries WHERE queue > ?", (queue_name,)
             ).fetchone()
         return tuple(queues)
 
@@ -256,7 +274,7 @@ class SQLiteStore(MessageStore):
         with self._reader_lock:
             self._check_open()
             rows = self._reader.execute(
-                "SELECT seq FROM entries WHERE queue = ? AND seq >= ? ORDER BY seq LIMIT ?",
+                "SELECT seq FROM live_entries WHERE queue = ? AND seq >= ? ORDER BY seq LIMIT ?",
                 (queue, start_seq, limit),
             ).fetchall()
         return [seq for (seq,) in rows]
@@ -326,7 +344,14 @@ class SQLiteStore(MessageStore):
         stopping = False
         while not stopping:
             group: list[tuple[Sequence[StoreOperation], _Pending]] = []
-            item = self._queue.get()
+            if self._reclaiming:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    self._reclaim()
+                    continue
+            else:
+                item = self._queue.get()
             while True:
                 if item is _STOP:
                     stopping = True
@@ -340,6 +365,45 @@ class SQLiteStore(MessageStore):
                     break
             if group:
                 self._commit_group(group)
+
+    def _reclaim(self) -> None:
+        """Delete up to ``_RECLAIM_CHUNK`` entries of a consumed range, and the messages left
+        without references, in one transaction (between groups: a group waits at most for
+        one chunk); once no range is left, stop reclaiming. A failure leaves the range for the
+        next store that opens the file."""
+        execute = self._writer.execute
+        try:
+            execute("BEGIN IMMEDIATE")
+            row = execute(
+                "SELECT rowid, queue, start_seq, end_seq FROM consumed LIMIT 1"
+            ).fetchone()
+            if row is None:
+                self._reclaiming = False
+            else:
+                rowid, queue_name, start_seq, end_seq = row
+                chunk_end = execute(
+                    "SELECT seq FROM entries WHERE queue = ? AND seq BETWEEN ? AND ? "
+                    "ORDER BY seq LIMIT 1 OFFSET ?",
+                    (queue_name, start_seq, end_seq, _RECLAIM_CHUNK - 1),
+                ).fetchone()
+                through = end_seq if chunk_end is None else chunk_end[0]
+                removed = execute(
+                    "DELETE FROM entries WHERE queue = ? AND seq BETWEEN ? AND ? "
+                    "RETURNING log, seq",
+                    (queue_name, start_seq, through),
+                ).fetchall()
+                self._release_messages(removed)
+                if through >= end_seq:
+                    execute("DELETE FROM consumed WHERE rowid = ?", (rowid,))
+                else:
+                    execute(
+                        "UPDATE consumed SET start_seq = ? WHERE rowid = ?", (through + 1, rowid)
+                    )
+            execute("COMMIT")
+        except sqlite3.Error:
+            logger.exception("reclaiming consumed messages in %s failed", self.directory)
+            self._roll_back()
+            self._reclaiming = False
 
     def _commit_group(self, group: list[tuple[Sequence[StoreOperation], _Pending]]) -> None:
         if not any(batch for batch, _ in group):
@@ -445,11 +509,13 @@ class SQLiteStore(MessageStore):
         elif isinstance(operation, RemoveEntry):
             self._remove_entry(operation.queue, operation.seq)
         elif isinstance(operation, RemoveRange):
-            removed = execute(
-                "DELETE FROM entries WHERE queue = ? AND seq BETWEEN ? AND ? RETURNING log, seq",
+            # A range is consumed by one small row; its entries and messages are deleted in the
+            # background (``_reclaim``), and until then no read sees them (``live_entries``).
+            execute(
+                "INSERT INTO consumed (queue, start_seq, end_seq) VALUES (?, ?, ?)",
                 (operation.queue, operation.start_seq, operation.end_seq),
-            ).fetchall()
-            self._release_messages(removed)
+            )
+            self._reclaiming = True
         elif isinstance(operation, ReserveSequences):
             execute(
                 "INSERT INTO sequences (log, last_seq, reserved) VALUES (?, 0, ?) "
@@ -486,6 +552,7 @@ class SQLiteStore(MessageStore):
             )
         elif isinstance(operation, DeleteSubscription):
             execute("DELETE FROM subscriptions WHERE key = ?", (operation.key,))
+            execute("DELETE FROM consumed WHERE queue = ?", (operation.key,))
             removed = execute(
                 "DELETE FROM entries WHERE queue = ? RETURNING log, seq", (operation.key,)
             ).fetchall()
