@@ -88,6 +88,14 @@ def send_rate(directory: Path, producers: int, seconds: float, mode: str) -> flo
     delivery_mode = (
         DeliveryMode.NON_PERSISTENT if mode == "non-persistent" else DeliveryMode.PERSISTENT
     )
+    return broker_send_rate(broker, producers, seconds, delivery_mode)
+
+
+def broker_send_rate(
+    broker: Broker, producers: int, seconds: float, delivery_mode: DeliveryMode
+) -> float:
+    """Messages per second sent to ``broker`` by ``producers`` threads for ``seconds``, each
+    with its own connection; closes ``broker``."""
     counts = [0] * producers
     start = threading.Barrier(producers + 1)
     stop = threading.Event()

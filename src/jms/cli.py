@@ -366,11 +366,15 @@ def _queue(text: str, action: str) -> jms.Queue:
 @app.command()
 def broker(
     store: Annotated[
-        Path,
+        str,
         typer.Option(
-            "--store", metavar="DIR", help="Directory of the durable store (created if missing)."
+            "--store",
+            metavar="DIR|URL",
+            help="Directory of the durable store (created if missing), or "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB: a PostgreSQL store, where several brokers "
+            "run as one active and standbys (docs/storage.md).",
         ),
-    ] = Path("jms-data"),
+    ] = "jms-data",
     memory: Annotated[
         bool, typer.Option("--memory", metavar="", help="Keep messages in memory only (no store).")
     ] = False,
@@ -471,18 +475,22 @@ def broker(
     Logs go to stderr, one line per event (docs/operations.md).
     """
     from jms.stomp.service import BrokerOptions, configure_logging, run
+    from jms.store.location import is_postgresql_url
 
     try:
         configure_logging(log_level, json_lines=log_json)
     except ValueError as error:
         raise _usage(f"--log-level: {error}") from None
-    if not memory and store.exists() and not store.is_dir():
+    store_location: Path | str | None = None
+    if not memory:
+        store_location = store if is_postgresql_url(store) else Path(store)
+    if isinstance(store_location, Path) and store_location.exists() and not store_location.is_dir():
         raise _usage(
             f"--store {store} is a file; give a directory for the store (it is created if missing)"
         )
     try:
         options = BrokerOptions(
-            store=None if memory else store,
+            store=store_location,
             host=host,
             port=None if tls_only else port,
             config=config,

@@ -193,15 +193,20 @@ def test_a_durable_subscription_is_read_and_an_unknown_one_is_named(
         list(wrong.partitions())
 
 
-def test_a_store_directory_is_read_straight_from_its_sqlite_file(
-    tmp_path: Path, session: Session
+@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
+def test_a_store_is_read_straight_from_its_database(
+    request: pytest.FixtureRequest, tmp_path: Path, session: Session, store_kind: str
 ) -> None:
-    store_url = f"embedded://{tmp_path}"
+    # A SQLite directory, or a PostgreSQL database read while its broker runs.
+    store = (
+        request.getfixturevalue("postgresql_url") if store_kind == "postgresql" else str(tmp_path)
+    )
+    store_url = f"embedded://{store}"
     try:
         with ConnectionFactory(store_url).create_connection() as connection:
             sent = _orders(connection.create_session(), 7)
         options = SourceOptions.parse(
-            {"store": str(tmp_path), "destination": "queue://orders", "minPartitions": "2"},
+            {"store": store, "destination": "queue://orders", "minPartitions": "2"},
             streaming=False,
         )
         reader = JmsBatchReader(options)

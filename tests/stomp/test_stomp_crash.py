@@ -1,12 +1,12 @@
-"""The crash test over the network: ``jms broker`` as its own process on an embedded store, killed
-with SIGKILL at seeded random moments while a client process produces (each PERSISTENT send and
-commit waiting for its RECEIPT) and consumes (client-individual acknowledgements, each waited
-for) over STOMP.
+"""The crash test over the network: ``jms broker`` as its own process on a durable store (a SQLite
+directory, or a PostgreSQL database), killed with SIGKILL at seeded random moments while a client
+process produces (each PERSISTENT send and commit waiting for its RECEIPT) and consumes
+(client-individual acknowledgements, each waited for) over STOMP.
 
 Each round starts the broker on a free port (paging forced by a small memory window) and the
 client process (``stomp_crash_child.py``), lets them run for a random while, kills the broker,
-and lets the client notice and exit. After the last round the test opens the store directory
-in-process, drains what is left, and holds the side logs to the same promises as the embedded
+and lets the client notice and exit. After the last round the test opens the store in-process,
+drains what is left, and holds the side logs to the same promises as the embedded
 crash test (``tests/store/test_crash.py``): nothing whose send or commit returned is lost, nothing
 acknowledged comes back, a repeated delivery is marked redelivered with a delivery count to
 match, and transactions are all or nothing. Every process is killed and reaped, whatever happens.
@@ -42,7 +42,7 @@ _LISTENING = re.compile(r"listening on (stomp://127\.0\.0\.1:\d+)")
 pytestmark = pytest.mark.slow
 
 
-def _start_broker(directory: Path, config: Path, stderr: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_broker(store: str, config: Path, stderr: Path) -> tuple[subprocess.Popen[str], str]:
     """``jms broker`` on a free port; its process and URL once it listens."""
     broker = subprocess.Popen(
         [
@@ -51,7 +51,7 @@ def _start_broker(directory: Path, config: Path, stderr: Path) -> tuple[subproce
             "import sys; from jms.cli import main; sys.argv[0] = 'jms'; main()",
             "broker",
             "--store",
-            str(directory),
+            store,
             "--port",
             "0",
             "--config",
@@ -73,9 +73,9 @@ def _start_broker(directory: Path, config: Path, stderr: Path) -> tuple[subproce
 
 
 def _run_round(
-    directory: Path, config: Path, logs: Path, round_: int, seed: int, kind: str, run_for: float
+    store: str, config: Path, logs: Path, round_: int, seed: int, kind: str, run_for: float
 ) -> None:
-    broker, url = _start_broker(directory, config, logs / f"broker-{round_}.txt")
+    broker, url = _start_broker(store, config, logs / f"broker-{round_}.txt")
     child: subprocess.Popen[str] | None = None
     try:
         child = subprocess.Popen(
@@ -105,27 +105,32 @@ def _run_round(
                 process.wait(10)
 
 
-@pytest.mark.parametrize("kind", ["queue", "topic"])
+@pytest.mark.parametrize(
+    ("store_kind", "kind"),
+    [("sqlite", "queue"), ("sqlite", "topic"), ("postgresql", "queue"), ("postgresql", "topic")],
+)
 def test_a_killed_broker_process_loses_and_repeats_nothing_promised(
-    tmp_path: Path, kind: str
+    request: pytest.FixtureRequest, tmp_path: Path, store_kind: str, kind: str
 ) -> None:
     seed = SEEDS[kind]
     rng = random.Random(seed)
-    directory = tmp_path / "store"
+    store = (
+        request.getfixturevalue("postgresql_url")
+        if store_kind == "postgresql"
+        else str(tmp_path / "store")
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     config = tmp_path / "broker.toml"
     config.write_text(CONFIG)
     for round_ in range(ROUNDS):
-        _run_round(
-            directory, config, logs, round_, rng.randrange(2**32), kind, rng.uniform(0.3, 1.5)
-        )
+        _run_round(store, config, logs, round_, rng.randrange(2**32), kind, rng.uniform(0.3, 1.5))
 
     history = _History()
     for round_ in range(ROUNDS):
         history.read_producer(logs / f"producer-{round_}.log")
         history.read_consumer(logs / f"consumer-{round_}.log")
-    left = _drain(f"embedded://{directory}", kind, history)
+    left = _drain(f"embedded://{store}", kind, history)
     context = f"(seed {seed}, logs in {logs})"
 
     assert len(history.sent) > ROUNDS, f"few sends returned in {ROUNDS} rounds {context}"

@@ -1,12 +1,12 @@
 """The child process of the crash tests (``test_crash.py``): a broker, a producer and a consumer.
 
-One directory can be opened by one broker process only (the store's lock), so the producer and
+One store can be opened by one broker process only (the store's lock), so the producer and
 the consumer are two threads of this one process, each with its own connection to the embedded
 broker — as two applications sharing an in-process broker would be. The parent kills the whole
 process with SIGKILL at a random moment, which is what a broker crash is; the network issue runs
 the same scenario with the broker as its own process and the clients remote.
 
-Usage: ``crash_child.py DIRECTORY LOG_DIRECTORY ROUND SEED queue|topic|sequences``.
+Usage: ``crash_child.py STORE LOG_DIRECTORY ROUND SEED queue|topic|sequences``.
 
 Side logs are written with ``os.write`` on ``O_APPEND`` files, one line per call, after the call
 they report returned. A write that returned is in the kernel's page cache, which SIGKILL of this
@@ -171,8 +171,8 @@ def sequences(url: str, log: _Log) -> None:
 
 
 def main() -> None:
-    directory, log_directory, round_text, seed_text, kind = sys.argv[1:]
-    url = f"embedded://{directory}"
+    store, log_directory, round_text, seed_text, kind = sys.argv[1:]
+    url = f"embedded://{store}"  # a directory or a postgresql:// URL
     logs = Path(log_directory)
     round_ = int(round_text)
     rng = random.Random(int(seed_text))

@@ -1,9 +1,10 @@
-"""Crash tests: a real broker process on the SQLite store, killed with SIGKILL at random moments.
+"""Crash tests: a real broker process on a durable store (the SQLite store, or the PostgreSQL store
+on a throwaway server), killed with SIGKILL at random moments.
 
 Each round starts ``crash_child.py`` (a broker with a producer thread and a CLIENT_ACKNOWLEDGE
 consumer thread, see its docstring for why they share one process), lets it run for a random
-while and kills it; the next round reopens the same directory. After the last round the test
-opens the directory itself, drains what is left (the destination and its dead-letter queue), and
+while and kills it; the next round reopens the same store. After the last round the test
+opens the store itself, drains what is left (the destination and its dead-letter queue), and
 holds the side logs against the promises:
 
 - every message whose send or commit returned is there or was acknowledged (or was being
@@ -103,11 +104,11 @@ def _lines(path: Path) -> Iterator[list[str]]:
 
 
 def _run_round(
-    directory: Path, logs: Path, round_: int, seed: int, kind: str, run_for: float
+    store: str | Path, logs: Path, round_: int, seed: int, kind: str, run_for: float
 ) -> None:
     stderr = (logs / f"stderr-{round_}.txt").open("w")
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(directory), str(logs), str(round_), str(seed), kind],
+        [sys.executable, str(CHILD), str(store), str(logs), str(round_), str(seed), kind],
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
@@ -203,23 +204,30 @@ def assert_promises_kept(history: _History, left: list[str], context: str) -> No
             assert present in ([], uids), f"transaction {txid} is there in part {context}"
 
 
-@pytest.mark.parametrize("kind", ["queue", "topic"])
+@pytest.mark.parametrize(
+    ("store_kind", "kind"),
+    [("sqlite", "queue"), ("sqlite", "topic"), ("postgresql", "queue"), ("postgresql", "topic")],
+)
 def test_sigkill_at_random_moments_loses_and_repeats_nothing_promised(
-    tmp_path: Path, kind: str
+    request: pytest.FixtureRequest, tmp_path: Path, store_kind: str, kind: str
 ) -> None:
     seed = SEEDS[kind]
     rng = random.Random(seed)
-    directory = tmp_path / "store"
+    store = (
+        request.getfixturevalue("postgresql_url")
+        if store_kind == "postgresql"
+        else str(tmp_path / "store")
+    )
     logs = tmp_path / "logs"
     logs.mkdir()
     for round_ in range(ROUNDS):
-        _run_round(directory, logs, round_, rng.randrange(2**32), kind, rng.uniform(0.05, 1.0))
+        _run_round(store, logs, round_, rng.randrange(2**32), kind, rng.uniform(0.05, 1.0))
 
     history = _History()
     for round_ in range(ROUNDS):
         history.read_producer(logs / f"producer-{round_}.log")
         history.read_consumer(logs / f"consumer-{round_}.log")
-    left = _drain(f"embedded://{directory}", kind, history)
+    left = _drain(f"embedded://{store}", kind, history)
     context = f"(seed {seed}, logs in {logs})"
 
     assert history.sent, f"no send returned in {ROUNDS} rounds {context}"

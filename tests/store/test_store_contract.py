@@ -31,9 +31,17 @@ from jms.types import Double
 StoreFactory = Callable[[], MessageStore]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MessageStore]:
-    opened: MessageStore = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path)
+    opened: MessageStore
+    if request.param == "memory":
+        opened = MemoryStore()
+    elif request.param == "sqlite":
+        opened = SQLiteStore(tmp_path)
+    else:
+        from jms.store.postgresql import PostgreSQLStore
+
+        opened = PostgreSQLStore(request.getfixturevalue("postgresql_url"))
     yield opened
     opened.close()
 

@@ -4,7 +4,9 @@
 every ``ConnectionFactory("memory://orders")`` reaches the same one, and ``memory://`` alone the
 default one. ``embedded:///var/lib/jms`` names the broker over the durable ``SQLiteStore`` in that
 directory (``embedded://data/jms`` is relative to the working directory): one per directory per
-process, however the directory is spelled, and the store's lock keeps other processes out. A
+process, however the directory is spelled, and the store's lock keeps other processes out.
+``embedded://postgresql://user:password@host:5432/db`` names the broker over the PostgreSQL store
+in that database (``jms.store.location``), whose advisory lock keeps other processes out. A
 broker lives until ``close_embedded_broker(url)`` (or the process ends), so a producer that
 connects, sends and disconnects leaves its messages for a consumer that connects later — as with
 a broker process. ``open_broker`` opens one with options (policies, authentication), which is what
@@ -22,7 +24,7 @@ from jms.broker.broker import Broker
 from jms.broker.policy import DestinationPolicy
 from jms.errors import IllegalStateException, JMSException
 from jms.store import MemoryStore, MessageStore
-from jms.store.sqlite import SQLiteStore
+from jms.store.location import describe_store, is_postgresql_url, open_store
 
 __all__ = ["EMBEDDED_SCHEMES", "close_embedded_broker", "embedded_broker", "open_broker"]
 
@@ -61,9 +63,9 @@ _REGISTRY = _Registry()
 
 class _Location:
     """Where an embedded-broker URL points: its registry key, the broker's name, and the store
-    directory (None for a memory broker)."""
+    (a directory or a ``postgresql://`` URL; None for a memory broker)."""
 
-    __slots__ = ("directory", "key", "name")
+    __slots__ = ("key", "name", "store_location")
 
     def __init__(self, url: object) -> None:
         if not isinstance(url, str):
@@ -71,8 +73,8 @@ class _Location:
         scheme, separator, rest = url.partition("://")
         if not separator or scheme not in EMBEDDED_SCHEMES:
             raise JMSException(
-                f"{url!r} is not an embedded broker URL; expected memory://, memory://NAME or "
-                "embedded:///path/to/store-directory"
+                f"{url!r} is not an embedded broker URL; expected memory://, memory://NAME, "
+                "embedded:///path/to/store-directory or embedded://postgresql://user@host/db"
             )
         if scheme == "memory":
             if any(character in rest for character in "/?#"):
@@ -81,24 +83,30 @@ class _Location:
                 )
             self.key = f"memory://{rest}"
             self.name = rest or "default"
-            self.directory: Path | None = None
+            self.store_location: Path | str | None = None
             return
         if not rest:
             raise JMSException(
                 f"{url!r} names no store directory; write embedded:///absolute/path or "
                 "embedded://relative/path"
             )
+        if is_postgresql_url(rest):
+            self.store_location = rest
+            self.key = f"embedded://{rest}"
+            self.name = describe_store(rest)
+            return
         if any(character in rest for character in "?#"):
             raise JMSException(
                 f"{url!r}: an embedded broker URL takes no query or fragment ('?', '#'); "
                 "configure the broker with open_broker(url, ...) instead"
             )
-        self.directory = Path(rest).expanduser().resolve()
-        self.key = f"embedded://{self.directory}"
-        self.name = str(self.directory)
+        directory = Path(rest).expanduser().resolve()
+        self.store_location = directory
+        self.key = f"embedded://{directory}"
+        self.name = str(directory)
 
     def store(self) -> MessageStore:
-        return MemoryStore() if self.directory is None else SQLiteStore(self.directory)
+        return MemoryStore() if self.store_location is None else open_store(self.store_location)
 
 
 def embedded_broker(url: str = "memory://") -> Broker:

@@ -1,12 +1,13 @@
-"""The readers of ``format("jms")``: a destination (or a store directory) as batches of rows in
-``MESSAGE_SCHEMA``, read by sequence number range, in parallel partitions.
+"""The readers of ``format("jms")``: a destination (or a store: a directory or a PostgreSQL
+database) as batches of rows in ``MESSAGE_SCHEMA``, read by sequence number range, in parallel
+partitions.
 
 Planning (``partitions``, ``initialOffset``, ``latestOffset``, ``commit``) runs in a Python process
 next to the Spark driver; ``read`` runs in Python workers on executors, possibly on other
 machines. So a partition carries everything it needs — the options and its range — and ``read``
 opens its own connection (``jms.client``; a broker is reached only through it) or its own
-read-only ``StoreSnapshot``. ``read`` never consumes: a retried task reads the same messages
-again. For streams, ``latestOffset(start)`` is the one place that consumes (the cursor commit
+read-only store snapshot (``jms.store.location.open_snapshot``). ``read`` never consumes: a
+retried task reads the same messages again. For streams, ``latestOffset(start)`` is the one place that consumes (the cursor commit
 ``acknowledge_through``, from the stream's start up to ``start``): Spark plans a batch from
 ``start`` only once every batch before it is in the sink, so a query killed at any moment and
 restarted from its checkpoint reads on where its last committed batch ended: nothing lost,
@@ -48,7 +49,7 @@ from jms.spark.offsets import (
 )
 from jms.spark.options import SourceOptions
 from jms.spark.pushdown import filter_to_selector
-from jms.store.snapshot import StoreSnapshot
+from jms.store.location import open_snapshot
 
 __all__ = ["JmsBatchReader", "JmsStreamReader", "RangePartition", "read_range"]
 
@@ -73,7 +74,7 @@ def _connect(options: SourceOptions) -> Connection:
 
 
 def _store_pages(options: SourceOptions, part: RangePartition) -> Iterator[list[bytes]]:
-    with StoreSnapshot(options.store or "") as snapshot:
+    with open_snapshot(options.store or "") as snapshot:
         key = snapshot.queue_key(options.destination, options.subscription_name, options.client_id)
         start = part.start
         while start < part.end:
@@ -105,7 +106,7 @@ def read_range(
 def _bounds(options: SourceOptions) -> tuple[int | None, int]:
     """(lowest number present, last number handed out) of the source; a planning step."""
     if options.store is not None:
-        with StoreSnapshot(options.store) as snapshot:
+        with open_snapshot(options.store) as snapshot:
             key = snapshot.queue_key(
                 options.destination, options.subscription_name, options.client_id
             )

@@ -30,12 +30,12 @@ from typing import Any, TypeVar
 
 from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
-from jms.errors import IllegalStateException
+from jms.errors import IllegalStateException, JMSException
 from jms.stomp.durability import DeferredStore
 from jms.stomp.server import DEFAULT_PORT, DEFAULT_TLS_PORT, StompServer
 from jms.stomp.tls import ServerTls
-from jms.store import MemoryStore
-from jms.store.sqlite import SQLiteStore
+from jms.store import MemoryStore, MessageStore
+from jms.store.location import describe_store, is_postgresql_url, open_store, postgresql_module
 from jms.web import HttpServer
 
 __all__ = [
@@ -57,10 +57,12 @@ DEFAULT_STORE = Path("jms-data")
 
 @dataclass(frozen=True, slots=True)
 class BrokerOptions:
-    """What ``jms broker`` runs. ``store`` None keeps messages in memory only; ``port`` None
-    opens no plain STOMP listener; ``tls`` opens a TLS one on ``tls_port``."""
+    """What ``jms broker`` runs. ``store`` is a directory (the SQLite store) or a
+    ``postgresql://`` URL (the PostgreSQL store, where this broker may be a standby); None keeps
+    messages in memory only. ``port`` None opens no plain STOMP listener; ``tls`` opens a TLS one
+    on ``tls_port``."""
 
-    store: Path | None = DEFAULT_STORE
+    store: Path | str | None = DEFAULT_STORE
     host: str = "127.0.0.1"
     port: int | None = DEFAULT_PORT
     config: Path | None = None
@@ -167,17 +169,25 @@ async def serve(
     options: BrokerOptions, stop: asyncio.Event, announce: Callable[[str], None]
 ) -> None:
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
-    shutdown line. Errors opening the config or the store propagate before anything listens."""
+    shutdown line (and, for a standby, the line saying it waits). Errors opening the config or
+    the store propagate before anything listens."""
     security, policies = read_config(options.config)
     ssl_context = options.tls.context() if options.tls is not None else None
     loop = asyncio.get_running_loop()
+    lost: list[JMSException] = []
     if options.store is None:
         store = DeferredStore(MemoryStore())
         store_text = "in memory (not durable)"
+    elif is_postgresql_url(options.store):
+        opened = await _open_shared_store(str(options.store), options, stop, announce, lost)
+        if opened is None:
+            announce("jms broker stopped: it was a standby and never became active")
+            return
+        store = DeferredStore(opened)
+        store_text = f"{describe_store(options.store)} (PostgreSQL, active)"
     else:
-        directory = options.store.expanduser().resolve()
-        store = DeferredStore(await loop.run_in_executor(None, SQLiteStore, directory))
-        store_text = f"{directory} (SQLite)"
+        store = DeferredStore(await loop.run_in_executor(None, open_store, options.store))
+        store_text = f"{describe_store(options.store)} (SQLite)"
     try:
         # The server checks logins itself (off the loop); no in-process client needs the
         # broker's own authenticator here.
@@ -185,7 +195,11 @@ async def serve(
         default = next((p for pattern, p in reversed(policies) if pattern == "*"), None)
         broker = await loop.run_in_executor(
             None,
-            lambda: Broker(store, name=str(options.store or "memory"), default_policy=default),
+            lambda: Broker(
+                store,
+                name="memory" if options.store is None else describe_store(options.store),
+                default_policy=default,
+            ),
         )
     except BaseException:
         store.close()
@@ -241,7 +255,62 @@ async def serve(
         for http in http_servers:
             await http.close()
         await loop.run_in_executor(None, broker.close)
+    if lost:
+        raise JMSException(
+            f"jms broker stopped serving: {lost[0]}; {connections} connection(s) closed"
+        )
     announce(f"jms broker stopped: {connections} connection(s) closed, store closed")
+
+
+async def _open_shared_store(
+    url: str,
+    options: BrokerOptions,
+    stop: asyncio.Event,
+    announce: Callable[[str], None],
+    lost: list[JMSException],
+) -> MessageStore | None:
+    """The PostgreSQL store at ``url``, once this broker holds its lock: while another broker
+    does, this one is a standby — it says so and waits, listening on nothing — until it gets
+    the lock (None if ``stop`` is set first). Losing the store's session later puts the error
+    in ``lost`` and sets ``stop``: an active broker that may no longer hold the lock stops
+    serving at once."""
+    store_class = postgresql_module().PostgreSQLStore
+    loop = asyncio.get_running_loop()
+    stop_waiting = threading.Event()
+
+    def standby() -> None:
+        line = (
+            f"jms broker standby: the store {describe_store(url)} is held by the "
+            f"active broker; waiting to take over (not listening on {options.host}:"
+            f"{options.port if options.port is not None else options.tls_port})"
+        )
+        loop.call_soon_threadsafe(announce, line)
+
+    def store_lost(error: JMSException) -> None:
+        def stop_serving() -> None:
+            lost.append(error)
+            stop.set()
+
+        loop.call_soon_threadsafe(stop_serving)
+
+    async def relay_stop() -> None:
+        await stop.wait()
+        stop_waiting.set()
+
+    relay = asyncio.create_task(relay_stop())
+    try:
+        return await loop.run_in_executor(
+            None,
+            lambda: store_class(
+                url, on_standby=standby, stop_waiting=stop_waiting, on_lost=store_lost
+            ),
+        )
+    except IllegalStateException:
+        if stop.is_set():
+            return None
+        raise
+    finally:
+        relay.cancel()
 
 
 async def _listen(

@@ -1,6 +1,8 @@
 """Durable storage behind the broker: one small interface (``jms.store.base``) and its
-implementations — ``MemoryStore`` for ``memory://`` brokers and ``SQLiteStore``
-(``jms.store.sqlite``) for ``embedded://`` ones.
+implementations — ``MemoryStore`` for ``memory://`` brokers, ``SQLiteStore``
+(``jms.store.sqlite``) for ``embedded:///dir`` ones and ``PostgreSQLStore``
+(``jms.store.postgresql``, imported only when used: it needs psycopg) for
+``embedded://postgresql://…`` ones; ``jms.store.location`` opens the one a store's name says.
 
 The store sits below the broker and above the message model: it imports ``jms.message`` and
 nothing from ``jms.broker`` or ``jms.client``.

@@ -14,19 +14,20 @@ import os
 import sqlite3
 from pathlib import Path
 
-from jms.errors import IllegalStateException, InvalidDestinationException
-from jms.message import Queue, Topic
+from jms.errors import IllegalStateException
 from jms.message.codec import with_redelivered
+from jms.store.reading import SnapshotReader
 from jms.store.sqlite import DATABASE_NAME, ENTRY_ROWS, SCHEMA_VERSION
 
 __all__ = ["StoreSnapshot"]
 
 
-class StoreSnapshot:
+class StoreSnapshot(SnapshotReader):
     """The store in ``directory``, read-only; a context manager."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
+        self.label = f"the store in {str(self.directory)!r}"
         path = self.directory / DATABASE_NAME
         if not path.is_file():
             raise IllegalStateException(
@@ -39,46 +40,21 @@ class StoreSnapshot:
             raise IllegalStateException(
                 f"cannot read the store in {str(self.directory)!r}: {error}"
             ) from error
-        if version != SCHEMA_VERSION:
-            self._db.close()
-            raise IllegalStateException(
-                f"the store in {str(self.directory)!r} has schema version {version}; this jms "
-                f"reads version {SCHEMA_VERSION}"
-            )
-
-    def __enter__(self) -> StoreSnapshot:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        self._require_schema(version, SCHEMA_VERSION)
 
     def close(self) -> None:
         self._db.close()
 
-    def queue_key(
-        self,
-        destination: Queue | Topic,
-        subscription_name: str | None = None,
-        client_id: str | None = None,
-    ) -> str:
-        """The store's name for a queue, or for the durable subscription ``subscription_name``
-        (of ``client_id``) of a topic; ``InvalidDestinationException`` if the store has none."""
-        if isinstance(destination, Queue):
-            return str(destination)
+    def _subscription(
+        self, subscription_name: str | None, client_id: str | None
+    ) -> tuple[str, str] | None:
         row = self._db.execute(
             "SELECT key, topic FROM subscriptions WHERE name = ? AND client_id IS ?",
             (subscription_name, client_id),
         ).fetchone()
-        if row is None or row[1] != str(destination):
-            found = f"it is on {row[1]}" if row is not None else "there is none"
-            raise InvalidDestinationException(
-                f"the store in {str(self.directory)!r} has no durable subscription "
-                f"{subscription_name!r} (client ID {client_id!r}) of {destination}: {found}"
-            )
-        return str(row[0])
+        return None if row is None else (str(row[0]), str(row[1]))
 
     def sequence_bounds(self, key: str) -> tuple[int, int] | None:
-        """``(first, last)`` sequence numbers of the messages ``key`` holds, None if none."""
         first, last = self._db.execute(
             "SELECT min(seq), max(seq) FROM live_entries WHERE queue = ?", (key,)
         ).fetchone()
@@ -87,9 +63,6 @@ class StoreSnapshot:
     def read_encoded(
         self, key: str, start_seq: int, end_seq: int, limit: int
     ) -> list[tuple[int, bytes]]:
-        """Up to ``limit`` messages of ``key`` numbered ``start_seq`` to ``end_seq``, in order, as
-        ``(seq, codec bytes)`` -- as stored, with JMSRedelivered set from their delivery count, as
-        the broker would show them."""
         rows = self._db.execute(ENTRY_ROWS, (key, start_seq, end_seq, limit)).fetchall()
         return [
             (int(seq), with_redelivered(data, delivery_count > 0))
