@@ -74,8 +74,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    with jms_broker_process() as (host, port):
-        url = f"stomp://{host}:{port}"
+    with jms_broker_process() as target:
+        url = f"stomp://{target.host}:{target.port}"
         _run(url, Queue("warm-up"), max(200, args.messages // 10), asynchronous=True)
         rates: dict[bool, list[float]] = {False: [], True: []}
         for attempt in range(args.repeat):

@@ -1,5 +1,5 @@
-"""STOMP throughput and latency: our ``jms broker`` next to ActiveMQ Classic 5.17, same machine,
-same run, same load tool.
+"""STOMP throughput and latency: our ``jms broker`` next to ActiveMQ Classic 5.17 and RabbitMQ 3.10
+(its STOMP plugin), same machine, same run, same load tool.
 
 The load tool is this file: asyncio clients speaking STOMP 1.2 over raw sockets with pre-built
 frames, so the tool costs little next to the brokers. Producers pipeline 1 KiB SENDs, writing up
@@ -10,12 +10,23 @@ cumulatively every 100 messages. Every message carries its send time; a consumer
 minus it is the message's latency (p50/p99; it includes any backlog queueing). Throughput is
 messages / (last receive − first send). Each row runs ``--repeat`` times (default 3) on fresh
 queues and its best run counts, which keeps other load on the machine out of the figures; an
-untimed warm-up run on each broker comes first; both brokers keep PERSISTENT messages on disk (ours: the embedded
-SQLite store; ActiveMQ: KahaDB).
+untimed warm-up run on each broker comes first. Every broker keeps PERSISTENT messages on disk
+(ours: the embedded SQLite store; ActiveMQ: KahaDB; RabbitMQ: its message store, for a
+``persistent:true`` message on a durable queue) and answers such a SEND's receipt once it has
+them (RabbitMQ: once its publisher confirm comes). The table puts the brokers side by side with
+the ratio of ours to the best peer measured in each row.
 
-    python bench/stomp_bench.py [--messages 20000] [--window 100] [--repeat 3] [--only jms|activemq]
+Each broker gets the same load in its own STOMP dialect: queues are ``/queue/NAME`` for all (on
+RabbitMQ durable, non-exclusive, not auto-deleted: declared so on SUBSCRIBE); the prefetch is
+``activemq.prefetchSize`` for ours and ActiveMQ, ``prefetch-count`` for RabbitMQ; ``ack:client``
+acknowledges cumulatively on all three; CONNECT names the virtual host ``/`` for RabbitMQ, which
+reads the ``host`` header as one.
 
-ActiveMQ rows need the ``activemq`` package (and Java); without it they are skipped, saying so.
+    python bench/stomp_bench.py [--messages 20000] [--window 100] [--repeat 3]
+                                [--only jms|activemq|rabbitmq]
+
+ActiveMQ rows need the ``activemq`` package (and Java), RabbitMQ rows the ``rabbitmq-server``
+package; a peer that is not installed is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -29,8 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from jms.stomp import Frame, FrameParser, Role, Version
 from tests.stomp.activemq import ActiveMQ
+from tests.stomp.rabbitmq import RabbitMQ
 
 BODY = b"x" * 1024
 ACK_EVERY = 100
@@ -65,6 +77,17 @@ SCENARIOS = [
 ]
 
 
+@dataclass(frozen=True)
+class Target:
+    """A running broker and how to speak STOMP to it."""
+
+    host: str
+    port: int
+    server: str = "jms broker"  # for the log: a peer's CONNECTED server header
+    virtual_host: str = "localhost"  # CONNECT's host header
+    subscribe_headers: str = f"activemq.prefetchSize:{PREFETCH}\n"
+
+
 @dataclass
 class Result:
     messages: int
@@ -80,9 +103,11 @@ class Result:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _connect(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\nheart-beat:0,0\n\n\0")
+async def _connect(target: Target) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection(target.host, target.port)
+    writer.write(
+        f"CONNECT\naccept-version:1.2\nhost:{target.virtual_host}\nheart-beat:0,0\n\n\0".encode()
+    )
     answer = await reader.readuntil(b"\0")
     if not answer.startswith(b"CONNECTED"):
         raise RuntimeError(f"the broker refused CONNECT: {answer[:200]!r}")
@@ -90,11 +115,14 @@ async def _connect(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.
 
 
 async def _produce(
-    host: str, port: int, destination: str, count: int, persistent: bool, window: int
+    target: Target, destination: str, count: int, persistent: bool, window: int
 ) -> float:
     """Send ``count`` messages; return the time of the first send."""
-    reader, writer = await _connect(host, port)
-    head = f"SEND\ndestination:{destination}\npersistent:{'true' if persistent else 'false'}\n"
+    reader, writer = await _connect(target)
+    # NON_PERSISTENT is the absent header, not ``persistent:false``: RabbitMQ also reads
+    # ``persistent`` as the ``durable`` of the queue a SEND declares, and refuses the SEND
+    # (RESOURCE_LOCKED) when that contradicts the durable queue the consumers declared.
+    head = f"SEND\ndestination:{destination}\n" + ("persistent:true\n" if persistent else "")
     tail = f"content-length:{len(BODY)}\n\n".encode() + BODY + b"\0"
     outstanding = asyncio.Semaphore(window)
     answered = asyncio.Event()
@@ -137,8 +165,12 @@ async def _produce(
     await writer.drain()
     if receipts is not None:
         await receipts
+    # STOMP's graceful disconnect: DISCONNECT's receipt says the broker took every frame before
+    # it, and a broker that refused a SEND (an ERROR, then a closed connection) fails the run here
+    # instead of leaving the consumers waiting for messages that will never come.
     writer.write(b"DISCONNECT\nreceipt:bye\n\n\0")
     await writer.drain()
+    await asyncio.wait_for(reader.readuntil(b"receipt-id:bye"), 60)
     writer.close()
     return first
 
@@ -156,13 +188,11 @@ _SENT = re.compile(rb"\nbench-sent-ns:(\d+)")
 _ACK = re.compile(rb"\nack:([^\n]*)")
 
 
-async def _consume(
-    host: str, port: int, destination: str, tally: _Tally, ready: asyncio.Event
-) -> None:
-    reader, writer = await _connect(host, port)
+async def _consume(target: Target, destination: str, tally: _Tally, ready: asyncio.Event) -> None:
+    reader, writer = await _connect(target)
     writer.write(
         f"SUBSCRIBE\nid:1\ndestination:{destination}\nack:client\n"
-        f"activemq.prefetchSize:{PREFETCH}\nreceipt:subscribed\n\n\0".encode()
+        f"{target.subscribe_headers}receipt:subscribed\n\n\0".encode()
     )
     await reader.readuntil(b"\0")  # the RECEIPT
     ready.set()
@@ -208,22 +238,20 @@ async def _consume(
     writer.close()
 
 
-async def _run(
-    host: str, port: int, scenario: Scenario, messages: int, window: int, tag: str
-) -> Result:
+async def _run(target: Target, scenario: Scenario, messages: int, window: int, tag: str) -> Result:
     destination = (
         f"/queue/bench.{tag}.{scenario.producers}.{int(scenario.persistent)}.{time.time_ns()}"
     )
     tally = _Tally(messages)
     ready = [asyncio.Event() for _ in range(scenario.consumers)]
     consumers = [
-        asyncio.create_task(_consume(host, port, destination, tally, event)) for event in ready
+        asyncio.create_task(_consume(target, destination, tally, event)) for event in ready
     ]
     await asyncio.gather(*(event.wait() for event in ready))
     share = messages // scenario.producers
     firsts = await asyncio.gather(
         *(
-            _produce(host, port, destination, share, scenario.persistent, window)
+            _produce(target, destination, share, scenario.persistent, window)
             for _ in range(scenario.producers)
         )
     )
@@ -233,8 +261,8 @@ async def _run(
 
 
 @contextmanager
-def jms_broker_process() -> Iterator[tuple[str, int]]:
-    """A `jms broker` process on a fresh store in a temporary directory: its (host, port)."""
+def jms_broker_process() -> Iterator[Target]:
+    """A `jms broker` process on a fresh store in a temporary directory: where it listens."""
     with tempfile.TemporaryDirectory(prefix="jms-bench-") as directory:
         process = subprocess.Popen(
             [
@@ -257,7 +285,7 @@ def jms_broker_process() -> Iterator[tuple[str, int]]:
             match = re.search(r"stomp://([\d.]+):(\d+)", line)
             if match is None:
                 raise RuntimeError(f"jms broker did not start: {line!r}")
-            yield match.group(1), int(match.group(2))
+            yield Target(match.group(1), int(match.group(2)))
         finally:
             process.terminate()
             try:
@@ -267,16 +295,52 @@ def jms_broker_process() -> Iterator[tuple[str, int]]:
                 process.wait(10)
 
 
-def _bench(
-    name: str, host: str, port: int, messages: int, window: int, repeat: int
-) -> dict[str, Result]:
+@contextmanager
+def _activemq() -> Iterator[Target]:
+    with ActiveMQ(persistent=True, heap="1g") as broker:
+        yield Target("127.0.0.1", broker.port, server=broker.server)
+
+
+@contextmanager
+def _rabbitmq() -> Iterator[Target]:
+    with RabbitMQ() as broker:
+        yield Target(
+            "127.0.0.1",
+            broker.port,
+            server=broker.server,
+            virtual_host=broker.virtual_host,
+            subscribe_headers=(
+                f"prefetch-count:{PREFETCH}\ndurable:true\nauto-delete:false\nexclusive:false\n"
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A broker to measure ours against: its ``--only`` name, its column title, why it cannot
+    run here (None when it can) and how to start it."""
+
+    name: str
+    title: str
+    unavailable: Callable[[], str | None]
+    start: Callable[[], AbstractContextManager[Target]]
+
+
+PEERS = (
+    Peer("activemq", "ActiveMQ", ActiveMQ.unavailable, _activemq),
+    Peer("rabbitmq", "RabbitMQ", RabbitMQ.unavailable, _rabbitmq),
+)
+
+
+def _bench(name: str, target: Target, messages: int, window: int, repeat: int) -> dict[str, Result]:
+    print(f"  {name}: {target.server}", flush=True)
     # Warm up (a JVM compiles its hot paths): a short untimed run of each kind first.
     for warm_up in (Scenario(1, 1, False), Scenario(1, 1, True)):
-        asyncio.run(_run(host, port, warm_up, max(1000, messages // 10), window, f"{name}-warm"))
+        asyncio.run(_run(target, warm_up, max(1000, messages // 10), window, f"{name}-warm"))
     results = {}
     for scenario in SCENARIOS:
         count = messages * (2 if scenario.producers > 1 else 1)
-        runs = [asyncio.run(_run(host, port, scenario, count, window, name)) for _ in range(repeat)]
+        runs = [asyncio.run(_run(target, scenario, count, window, name)) for _ in range(repeat)]
         result = max(runs, key=lambda run: run.rate)  # the run least disturbed by the machine
         results[scenario.label] = result
         print(
@@ -287,6 +351,19 @@ def _bench(
     return results
 
 
+def _cells(result: Result | None) -> str:
+    if result is None:
+        return "– | –"
+    return f"{result.rate:,.0f} | {result.percentile(0.5):.1f} / {result.percentile(0.99):.1f}"
+
+
+def _ratio_to_best_peer(mine: Result | None, peers: dict[str, Result]) -> str:
+    if mine is None or not peers:
+        return "–"
+    title, best = max(peers.items(), key=lambda item: item[1].rate)
+    return f"{mine.rate / best.rate:.2f}× ({title})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -294,50 +371,48 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=20_000, help="per 1P/1C row (4P/4C: twice)")
     parser.add_argument("--window", type=int, default=100, help="outstanding receipts per producer")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row; the best counts")
-    parser.add_argument("--only", choices=("jms", "activemq"))
+    parser.add_argument("--only", choices=("jms", *(peer.name for peer in PEERS)))
     options = parser.parse_args()
     print(
         f"STOMP bench: 1 KiB messages, {options.messages} per 1P/1C row, receipt window {options.window}"
     )
     ours: dict[str, Result] = {}
-    theirs: dict[str, Result] = {}
-    if options.only != "activemq":
-        with jms_broker_process() as (host, port):
-            ours = _bench("jms", host, port, options.messages, options.window, options.repeat)
-    if options.only != "jms":
-        reason = ActiveMQ.unavailable()
+    if options.only in (None, "jms"):
+        with jms_broker_process() as target:
+            ours = _bench("jms", target, options.messages, options.window, options.repeat)
+    theirs: dict[str, dict[str, Result]] = {}  # peer title -> scenario label -> result
+    skipped: list[str] = []
+    for peer in PEERS:
+        if options.only not in (None, peer.name):
+            continue
+        reason = peer.unavailable()
         if reason is not None:
-            print(f"  activemq skipped: {reason}")
-        else:
-            with ActiveMQ(persistent=True, heap="1g") as activemq:
-                theirs = _bench(
-                    "activemq",
-                    "127.0.0.1",
-                    activemq.port,
-                    options.messages,
-                    options.window,
-                    options.repeat,
-                )
-    print()
-    print(
-        "| scenario | jms msg/s | jms p50 / p99 ms | ActiveMQ msg/s | ActiveMQ p50 / p99 ms | jms / ActiveMQ |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
-    for scenario in SCENARIOS:
-        mine, other = ours.get(scenario.label), theirs.get(scenario.label)
-
-        def cells(result: Result | None) -> tuple[str, str]:
-            if result is None:
-                return "–", "–"
-            return (
-                f"{result.rate:,.0f}",
-                f"{result.percentile(0.5):.1f} / {result.percentile(0.99):.1f}",
+            skipped.append(f"{peer.title} skipped: {reason}")
+            print(f"  {peer.name} skipped: {reason}", flush=True)
+            continue
+        with peer.start() as target:
+            theirs[peer.title] = _bench(
+                peer.name, target, options.messages, options.window, options.repeat
             )
-
-        ratio = f"{mine.rate / other.rate:.2f}×" if mine and other else "–"
-        print(
-            f"| {scenario.label} | {' | '.join(cells(mine))} | {' | '.join(cells(other))} | {ratio} |"
-        )
+    print()
+    titles = ["jms", *(peer.title for peer in PEERS)]
+    print(
+        "| scenario | "
+        + " | ".join(f"{title} msg/s | {title} p50 / p99 ms" for title in titles)
+        + " | jms / best peer |"
+    )
+    print("|---|" + "---:|---:|" * len(titles) + "---:|")
+    for scenario in SCENARIOS:
+        mine = ours.get(scenario.label)
+        peers = {
+            title: results[scenario.label]
+            for title, results in theirs.items()
+            if scenario.label in results
+        }
+        columns = [_cells(mine), *(_cells(peers.get(peer.title)) for peer in PEERS)]
+        print(f"| {scenario.label} | {' | '.join(columns)} | {_ratio_to_best_peer(mine, peers)} |")
+    for line in skipped:
+        print(line)
     if ours:
         print(
             f"\nmedian latency across rows (jms): {statistics.median(r.percentile(0.5) for r in ours.values()):.1f} ms"

@@ -10,21 +10,16 @@ happened in between. ``ActiveMQ.unavailable()`` says why it cannot run here (no 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import socket
 import subprocess
-import tempfile
-import time
 from pathlib import Path
 from typing import Final
+
+from tests.stomp.peer_process import PeerBroker, free_port, stop_process_group
 
 __all__ = ["ACTIVEMQ_HOME", "ActiveMQ"]
 
 ACTIVEMQ_HOME: Final = Path("/usr/share/activemq")
-_STARTUP_TIMEOUT_S: Final = 90.0
 
 _CONFIG: Final = """<beans xmlns="http://www.springframework.org/schema/beans"
        xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
@@ -41,21 +36,16 @@ _CONFIG: Final = """<beans xmlns="http://www.springframework.org/schema/beans"
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ActiveMQ:
+class ActiveMQ(PeerBroker):
     """A running ActiveMQ 5.x with STOMP on ``127.0.0.1:port`` (see the module docstring)."""
 
+    NAME = "ActiveMQ"
+    LOG_NAME = "activemq.log"
+
     def __init__(self, *, persistent: bool = False, heap: str = "512m") -> None:
+        super().__init__()
         self.persistent = persistent
         self.heap = heap
-        self.port = 0
-        self.server = ""
-        self._directory: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
 
     @staticmethod
@@ -67,26 +57,10 @@ class ActiveMQ:
             return f"ActiveMQ is not installed ({ACTIVEMQ_HOME}/bin/activemq.jar missing; apt-get install activemq)"
         return None
 
-    @property
-    def url(self) -> str:
-        return f"stomp://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ActiveMQ:
-        reason = self.unavailable()
-        if reason is not None:
-            raise RuntimeError(reason)
-        self._directory = Path(tempfile.mkdtemp(prefix="jms-activemq-"))
-        try:
-            self._start(self._directory)
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
     def _start(self, base: Path) -> None:
         for name in ("conf", "data", "tmp"):
             (base / name).mkdir()
-        self.port = _free_port()
+        self.port = free_port()
         config = base / "conf" / "activemq.xml"
         config.write_text(
             _CONFIG.format(
@@ -95,8 +69,7 @@ class ActiveMQ:
                 port=self.port,
             )
         )
-        log = open(base / "activemq.log", "wb")  # noqa: SIM115 - closed with the process
-        self._process = subprocess.Popen(
+        self._process = self._launch(
             [
                 "java",
                 f"-Xmx{self.heap}",
@@ -109,66 +82,11 @@ class ActiveMQ:
                 str(ACTIVEMQ_HOME / "bin" / "activemq.jar"),
                 "start",
                 f"xbean:file:{config}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            ]
         )
-        log.close()
-        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
-        while True:
-            if self._process.poll() is not None:
-                raise RuntimeError(f"ActiveMQ exited at startup:\n{self._log_tail()}")
-            connected = self._probe()
-            if connected is not None:
-                self.server = connected
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"ActiveMQ did not answer CONNECT within {_STARTUP_TIMEOUT_S:g} s:\n{self._log_tail()}"
-                )
-            time.sleep(0.2)
+        self._await_stomp(self._process, "localhost")
 
-    def _probe(self) -> str | None:
-        """The ``server`` header of a CONNECTED answer, or None while it does not answer."""
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as probe:
-                probe.sendall(b"CONNECT\naccept-version:1.2\nhost:localhost\n\n\0")
-                data = b""
-                while b"\0" not in data:
-                    chunk = probe.recv(4096)
-                    if not chunk:
-                        return None
-                    data += chunk
-                probe.sendall(b"DISCONNECT\n\n\0")
-        except OSError:
-            return None
-        if not data.startswith(b"CONNECTED"):
-            return None
-        for line in data.split(b"\n"):
-            if line.startswith(b"server:"):
-                return line[len(b"server:") :].decode()
-        return "unknown"
-
-    def _log_tail(self) -> str:
-        assert self._directory is not None
-        try:
-            return (self._directory / "activemq.log").read_text(errors="replace")[-3000:]
-        except OSError:
-            return "(no log)"
-
-    def __exit__(self, *exc_info: object) -> None:
+    def _stop(self) -> None:
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(10)
-        if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+        if process is not None:
+            stop_process_group(process)
