@@ -413,3 +413,43 @@ def test_a_tls_port_in_use_is_named_and_the_server_can_start_again(
         assert served.server is not None and len(served.server.urls) == 2
     finally:
         served.stop()
+
+
+def test_the_http_port_serves_https_and_wss_with_the_same_certificate(
+    certificates: Certificates,
+) -> None:
+    # With --tls-cert, the console, /metrics and STOMP over WebSocket are HTTPS and WSS with the
+    # broker's certificate; a client that does not trust its CA is refused, a plain one fails.
+    import asyncio
+
+    import aiohttp
+
+    arguments = ["--memory", "--port", "0", "--http-port", "0", "--tls-port", "0"]
+    arguments += ["--tls-cert", str(certificates.server_cert)]
+    arguments += ["--tls-key", str(certificates.server_key)]
+    with broker_process(*arguments) as (process, line):
+        found = re.search(r"console: (https://127\.0\.0\.1:\d+)/ \| websocket: (wss://\S+)", line)
+        assert found is not None, line
+        https_url, wss_url = found.groups()
+
+        async def exchange() -> tuple[str, str]:
+            trusted = ssl.create_default_context(cafile=str(certificates.ca))
+            async with aiohttp.ClientSession() as session:
+                async with session.get(f"{https_url}/metrics", ssl=trusted) as response:
+                    metrics = await response.text()
+                async with session.ws_connect(
+                    wss_url, protocols=("v12.stomp",), ssl=trusted
+                ) as socket_:
+                    await socket_.send_str("CONNECT\naccept-version:1.2\nhost:x\n\n\0")
+                    connected = await socket_.receive(timeout=10)
+                with pytest.raises(aiohttp.ClientConnectorCertificateError):
+                    await session.get(f"{https_url}/metrics", ssl=ssl.create_default_context())
+                plain = https_url.replace("https://", "http://")
+                with pytest.raises(aiohttp.ClientError):
+                    await session.get(f"{plain}/metrics")
+            return metrics, str(connected.data)
+
+        metrics, connected = asyncio.run(exchange())
+        assert "# TYPE jms_stomp_connections gauge" in metrics
+        assert connected.startswith("CONNECTED\n")
+        process.terminate()

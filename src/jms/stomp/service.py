@@ -233,7 +233,11 @@ async def serve(
         ]
         if options.http_port is not None:
             http = HttpServer(
-                server, options.host, options.http_port, allowed_origins=options.allowed_origins
+                server,
+                options.host,
+                options.http_port,
+                allowed_origins=options.allowed_origins,
+                ssl_context=ssl_context,
             )
             http_servers.append(http)
             await _listen(http.start(), "HTTP", options.host, (options.http_port, "--http-port"))
@@ -241,7 +245,9 @@ async def serve(
                 f"console: {http.url}/ | websocket: {http.websocket_url} | metrics: {http.url}/metrics"
             )
         if options.metrics_port is not None:
-            metrics = HttpServer(server, options.host, options.metrics_port, console=False)
+            metrics = HttpServer(
+                server, options.host, options.metrics_port, console=False, ssl_context=ssl_context
+            )
             http_servers.append(metrics)
             await _listen(
                 metrics.start(), "metrics", options.host, (options.metrics_port, "--metrics-port")

@@ -1,6 +1,6 @@
 """``HttpServer``: one aiohttp HTTP port in front of a started ``StompServer``.
 
-``HttpServer(stomp, host, port)`` serves ``/stomp`` (STOMP over WebSocket, ``jms.web.websocket``),
+``HttpServer(stomp, host, port)`` serves (over TLS with ``ssl_context``: HTTPS and WSS) ``/stomp`` (STOMP over WebSocket, ``jms.web.websocket``),
 ``/metrics`` (``jms.stomp.metrics``) and the web console (``/`` and its ``/api``,
 ``jms.web.console``); ``allowed_origins`` are the other sites whose pages may open ``/stomp``
 (``jms.web.websocket.serve_stomp``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
@@ -10,6 +10,7 @@ STOMP connections are the ``StompServer``'s, closed with it) and the console's b
 
 from __future__ import annotations
 
+import ssl
 from importlib.resources import files
 from typing import Final
 
@@ -45,8 +46,10 @@ class HttpServer:
         *,
         console: bool = True,
         allowed_origins: tuple[str, ...] = (),
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self._stomp = stomp
+        self._ssl_context = ssl_context
         self._allowed_origins = frozenset(allowed_origins)
         self.host = host
         self._requested_port = port
@@ -77,7 +80,7 @@ class HttpServer:
         if self._console is not None:
             await self._console.start()
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self._requested_port)
+        site = web.TCPSite(runner, self.host, self._requested_port, ssl_context=self._ssl_context)
         try:
             await site.start()
         except BaseException:
@@ -95,12 +98,15 @@ class HttpServer:
 
     @property
     def url(self) -> str:
-        """``http://HOST:PORT``: the console at ``/``, metrics at ``/metrics``."""
-        return f"http://{self.host}:{self.port}"
+        """``http://HOST:PORT`` (``https://`` with TLS): the console at ``/``, metrics at
+        ``/metrics``."""
+        scheme = "http" if self._ssl_context is None else "https"
+        return f"{scheme}://{self.host}:{self.port}"
 
     @property
     def websocket_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/stomp"
+        scheme = "ws" if self._ssl_context is None else "wss"
+        return f"{scheme}://{self.host}:{self.port}/stomp"
 
     async def close(self) -> None:
         if self._runner is None:

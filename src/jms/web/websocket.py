@@ -97,9 +97,10 @@ class WebSocketTransport(asyncio.Transport):
         return self._closing
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        if name == "peername":
+        # The peer's address (login slowdown) and, over TLS, its certificate (certificate login).
+        if name in ("peername", "ssl_object"):
             transport = self._request.transport
-            return transport.get_extra_info("peername") if transport is not None else default
+            return transport.get_extra_info(name, default) if transport is not None else default
         return default
 
     # -- pumping -------------------------------------------------------------------------------
