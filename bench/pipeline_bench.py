@@ -133,7 +133,7 @@ def range_read(url: str, queue: str) -> tuple[pa.Table, float]:
 def depths(url: str) -> dict[str, int]:
     """How many messages each queue holds (by ``queue://NAME``), from the broker's admin
     statistics."""
-    host, port = parse_stomp_url(url)
+    host, port, _ = parse_stomp_url(url)
     with AdminClient(host, port) as admin:
         rows = admin.stats()["destinations"]
     return {row["name"]: int(row["depth"]) for row in rows}

@@ -14,6 +14,7 @@ from typing import Any
 
 from jms import ConnectionFactory, Queue, TextMessage
 from jms.broker.security import hash_password
+from tests.certificates import make_certificates
 from tests.stomp.serving import broker_process, stop_process
 from tests.web.peers import CHROMIUM_ARGUMENTS, chromium_path, stompjs_bundle
 
@@ -166,5 +167,46 @@ def test_a_page_with_stompjs_shows_a_message_it_received() -> None:
             message.set_string_property("colour", "green")
             connection.create_session().create_producer(Queue("browser")).send(message)
         expect(page.locator("#received")).to_have_text("hello, browser (green)")
+        code, _ = stop_process(process)
+    assert code == 0
+
+
+def test_the_console_and_stompjs_work_over_https_and_wss(tmp_path: Path) -> None:
+    # The broker's certificate comes from a throwaway CA the browser does not know: this test
+    # alone tells Chromium to accept it (ignore_https_errors), as a browser told to trust it would.
+    certificates = make_certificates(tmp_path)
+    arguments = ["--memory", "--port", "0", "--http-port", "0", "--tls-port", "0"]
+    arguments += ["--tls-cert", str(certificates.server_cert)]
+    arguments += ["--tls-key", str(certificates.server_key)]
+    with _browser() as browser, broker_process(*arguments) as (process, line):
+        from playwright.sync_api import expect
+
+        stomp = re.search(r"stomp://\S+", line)
+        console = re.search(r"console: (https://\S+)/", line)
+        websocket = re.search(r"websocket: (wss://\S+)", line)
+        assert stomp and console and websocket, line
+        with ConnectionFactory(stomp.group(0)).create_connection() as connection:
+            connection.create_session().create_producer(Queue("secure")).send(TextMessage("x"))
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.set_default_timeout(_TIMEOUT_MS)
+        page.goto(console.group(1) + "/")
+        expect(page.locator('tr[data-name="queue://secure"] td').nth(2)).to_have_text("1")
+        page.goto(console.group(1) + "/metrics")
+        page.set_content('<p id="received">nothing yet</p>')
+        page.add_script_tag(path=str(stompjs_bundle()))
+        page.evaluate(
+            """url => {
+                const client = new StompJs.Client({ brokerURL: url, reconnectDelay: 0 });
+                client.onConnect = () => {
+                    client.subscribe("/queue/secure", message => {
+                        document.getElementById("received").textContent = message.body;
+                    });
+                };
+                client.activate();
+            }""",
+            websocket.group(1),
+        )
+        expect(page.locator("#received")).to_have_text("x")
         code, _ = stop_process(process)
     assert code == 0
