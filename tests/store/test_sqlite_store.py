@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import sqlite3
 import threading
 import time
@@ -414,3 +416,19 @@ def test_a_store_of_schema_version_2_is_upgraded_to_3(tmp_path: Path) -> None:
     reopened.close()
     with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:
         assert database.execute("PRAGMA user_version").fetchone() == (3,)
+
+
+def test_a_slow_commit_is_logged_naming_the_file_and_the_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every commit counts as slow here; the line comes at most once per interval.
+    monkeypatch.setattr("jms.store.sqlite.SLOW_COMMIT_S", 0.0)
+    store = SQLiteStore(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="jms.store.sqlite"):
+        for seq in (1, 2, 3):
+            store.submit([AppendMessage("queue://q", seq, TextMessage("a"), ("queue://q",))]).wait()
+    store.close()
+    slow = [r.getMessage() for r in caplog.records if "slow store commit" in r.getMessage()]
+    assert len(slow) == 1, slow
+    assert str(tmp_path / DATABASE_NAME) in slow[0]
+    assert re.search(r"1 batch\(es\) took \d+\.\d\d s", slow[0])

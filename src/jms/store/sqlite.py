@@ -24,6 +24,7 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -52,7 +53,7 @@ from jms.store.base import (
 )
 from jms.store.pending import PendingBatch as _Pending
 
-__all__ = ["DATABASE_NAME", "ENTRY_ROWS", "SCHEMA_VERSION", "SQLiteStore"]
+__all__ = ["DATABASE_NAME", "ENTRY_ROWS", "SCHEMA_VERSION", "SLOW_COMMIT_S", "SQLiteStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,9 @@ _LOCK_NAME: Final = "jms-store.lock"
 #: 2: ``sequences.reserved``; ``messages`` is a rowid table (its rows are kilobytes).
 #: 3: ``consumed`` ranges and the ``live_entries`` view.
 SCHEMA_VERSION: Final = 3
+#: A group commit taking this long or longer is logged as slow (senders wait for it).
+SLOW_COMMIT_S: Final = 1.0
+_SLOW_COMMIT_LOG_EVERY_S: Final = 10.0
 # Entries a background reclaim deletes per transaction: short enough not to hold up commits.
 _RECLAIM_CHUNK: Final = 2000
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
@@ -185,6 +189,8 @@ class SQLiteStore(MessageStore):
         self._completion_lock = threading.Lock()
         # Each log's last appended sequence, as the writer thread last wrote it (filled lazily).
         self._last_sequences: dict[str, int] = {}
+        self._slow_commits = 0  # slow group commits not yet logged (the writer thread's)
+        self._slow_logged_at = -_SLOW_COMMIT_LOG_EVERY_S
         # Whether consumed ranges wait to be reclaimed (the writer thread's alone once started).
         self._reclaiming = (
             self._writer.execute("SELECT 1 FROM consumed LIMIT 1").fetchone() is not None
@@ -412,6 +418,7 @@ class SQLiteStore(MessageStore):
             return
         execute = self._writer.execute
         outcomes: list[BaseException | None]
+        began = time.monotonic()
         try:
             try:
                 execute("BEGIN IMMEDIATE")
@@ -428,10 +435,31 @@ class SQLiteStore(MessageStore):
             # The commit itself failed (disk full, I/O error): nothing of the group is durable.
             self._roll_back()
             outcomes = [_as_jms_error(error)] * len(group)
+        self._note_commit_time(time.monotonic() - began, len(group))
         _Pending.finish_all(
             self._completion_lock,
             ((pending, outcome) for (_, pending), outcome in zip(group, outcomes, strict=True)),
         )
+
+    def _note_commit_time(self, seconds: float, batches: int) -> None:
+        """Log a group that took ``SLOW_COMMIT_S`` or more (senders waited that long for their
+        receipts): at most one line per ``_SLOW_COMMIT_LOG_EVERY_S``, counting the others."""
+        if seconds < SLOW_COMMIT_S:
+            return
+        self._slow_commits += 1
+        now = time.monotonic()
+        if now - self._slow_logged_at < _SLOW_COMMIT_LOG_EVERY_S:
+            return
+        logger.warning(
+            "slow store commit: %d batch(es) took %.2f s to write and fsync in %s (%d slow "
+            "commits since the last such line); is the disk slow, busy or nearly full?",
+            batches,
+            seconds,
+            self.directory / DATABASE_NAME,
+            self._slow_commits,
+        )
+        self._slow_commits = 0
+        self._slow_logged_at = now
 
     def _roll_back(self) -> None:
         if self._writer.in_transaction:
