@@ -1,12 +1,9 @@
-"""stomp-py and our JMS client (plain STOMP, ``ConnectionFactory("stomp://127.0.0.1:PORT")``)
-exchange a text message with properties, both ways, through a real RabbitMQ 3.x (its STOMP
-plugin), started once for this module. Skips (saying why) only when RabbitMQ cannot be installed
-or started here.
-
-The node's virtual host is named ``localhost``, not RabbitMQ's usual ``/``: our client's CONNECT
-always says ``host:localhost`` (``jms.stomp.client``), RabbitMQ reads that header as the virtual
-host to open, and a node that has only ``/`` refuses it ("Bad CONNECT": "Virtual host 'localhost'
-access denied"). Everything else here is RabbitMQ as installed.
+"""stomp-py and our JMS client (plain STOMP, ``ConnectionFactory("stomp://127.0.0.1:PORT",
+virtual_host="/")``) exchange a text message with properties, both ways, through a real RabbitMQ
+3.x (its STOMP plugin) as installed, with its one virtual host ``/``, started once for this
+module. Skips (saying why) only when RabbitMQ cannot be installed or started here. RabbitMQ reads
+CONNECT's ``host`` header as the virtual host to open: without the ``virtual_host`` option our
+client says ``host:localhost``, which such a node refuses.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from typing import Any
 import pytest
 
 import tests.stomp.rabbitmq as rabbitmq_module
-from jms import ConnectionFactory, DeliveryMode, Queue, TextMessage
+from jms import ConnectionFactory, DeliveryMode, JMSException, Queue, TextMessage
 from tests.stomp.peer_process import free_port
 from tests.stomp.rabbitmq import RabbitMQ
 
@@ -49,7 +46,7 @@ class _Inbox(stomp.ConnectionListener):  # type: ignore[misc]
 
 @pytest.fixture(scope="module")
 def rabbitmq() -> Iterator[RabbitMQ]:
-    with RabbitMQ(virtual_host="localhost") as broker:
+    with RabbitMQ() as broker:
         yield broker
 
 
@@ -79,7 +76,7 @@ def test_a_jms_text_message_with_properties_reaches_stomp_py(
 ) -> None:
     connection, inbox = stomp_py
     connection.subscribe(f"/queue/{queue_name}", id="1", ack="auto")
-    with ConnectionFactory(rabbitmq.url).create_connection() as jms_connection:
+    with ConnectionFactory(rabbitmq.url, virtual_host="/").create_connection() as jms_connection:
         message = TextMessage("héllo from jms")
         message.set_string_property("colour", "red")
         message.set_int_property("weight", 3000)
@@ -114,7 +111,7 @@ def test_a_stomp_py_text_message_with_properties_reaches_jms(
             "weight": "7",
         },
     )
-    with ConnectionFactory(rabbitmq.url).create_connection() as jms_connection:
+    with ConnectionFactory(rabbitmq.url, virtual_host="/").create_connection() as jms_connection:
         jms_connection.start()
         session = jms_connection.create_session()
         received = session.create_consumer(Queue(queue_name)).receive(10_000)
@@ -166,3 +163,11 @@ def test_a_node_that_fails_to_start_leaves_nothing_behind(monkeypatch: pytest.Mo
             with pytest.raises(ProcessLookupError):  # nothing of the node's process group is left
                 os.killpg(process.pid, 0)
     assert not Path(directories[0]).exists()
+
+
+@requires_rabbitmq
+def test_our_client_without_the_virtual_host_option_is_refused_saying_why(
+    rabbitmq: RabbitMQ,
+) -> None:
+    with pytest.raises(JMSException, match=r"Bad CONNECT: .*[Vv]irtual host 'localhost'"):
+        ConnectionFactory(rabbitmq.url).create_connection()

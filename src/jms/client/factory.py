@@ -31,7 +31,7 @@ __all__ = ["ConnectionFactory"]
 _Opener = Callable[[str | None, str | None, str | None, Callable[[JMSException], None]], Transport]
 
 
-def _opener_for(url: str, ssl_context: ssl.SSLContext | None) -> _Opener:
+def _opener_for(url: str, ssl_context: ssl.SSLContext | None, virtual_host: str) -> _Opener:
     if not isinstance(url, str):
         raise JMSException(f"a broker URL is a string, got {type(url).__name__} {url!r}")
     scheme = url.partition("://")[0]
@@ -50,7 +50,7 @@ def _opener_for(url: str, ssl_context: ssl.SSLContext | None) -> _Opener:
         if tls and ssl_context is None:
             ssl_context = ssl.create_default_context()
         return lambda user, password, client_id, on_lost: StompTransport(
-            url, user, password, client_id, on_lost, ssl_context
+            url, user, password, client_id, on_lost, ssl_context, virtual_host
         )
     raise JMSException(
         f"unsupported broker URL {url!r}: this provider connects to memory://, memory://NAME, "
@@ -64,7 +64,7 @@ class ConnectionFactory:
     def __init__(self, url: str = "memory://", **options: Any) -> None:
         self._url = url
         self._options = ClientOptions.from_keywords(options)
-        self._opener = _opener_for(url, self._options.ssl_context)
+        self._opener = _opener_for(url, self._options.ssl_context, self._options.virtual_host)
 
     def __repr__(self) -> str:
         return f"ConnectionFactory({self._url!r})"

@@ -34,6 +34,7 @@ class ClientOptions:
     max_deliveries: int | None = None
     allowed_classes: tuple[type | str, ...] = ()
     ssl_context: ssl.SSLContext | None = None
+    virtual_host: str = "localhost"
 
     @classmethod
     def from_keywords(cls, options: Mapping[str, Any]) -> ClientOptions:
@@ -62,6 +63,10 @@ class ClientOptions:
             raise ValueError(
                 "option max_deliveries must be an int of at least 1 or None; "
                 f"got {self.max_deliveries!r}"
+            )
+        if not isinstance(self.virtual_host, str) or not self.virtual_host:
+            raise TypeError(
+                f"option virtual_host must be a non-empty str; got {self.virtual_host!r}"
             )
         if self.ssl_context is not None and not isinstance(self.ssl_context, ssl.SSLContext):
             raise TypeError(

@@ -185,8 +185,10 @@ class StompTransport(Transport):
         client_id: str | None,
         on_close: Callable[[JMSException], None],
         ssl_context: ssl.SSLContext | None = None,
+        virtual_host: str = "localhost",
     ) -> None:
         self._url = url
+        self._virtual_host = virtual_host
         self._host, self._port, _ = parse_stomp_url(url)
         self._ssl_context = ssl_context
         self._user = user
@@ -216,6 +218,7 @@ class StompTransport(Transport):
             on_message=self._on_message,
             on_lost=self._lost,
             ssl_context=self._ssl_context,
+            virtual_host=self._virtual_host,
         )
         self._extended = client.connected.header(_EXTENSIONS[0]) == _EXTENSIONS[1]
         max_body = client.connected.header(_MAX_BODY_HEADER) if self._extended else None

@@ -42,8 +42,13 @@ def error_from_frame(frame: Frame, where: str) -> Exception:
     """The exception an ERROR frame (or a jms broker's refusing RECEIPT) stands for: the class
     its ``jms-exception`` header names (``JMSException`` or a subclass, ``ValueError``,
     ``TypeError``) or ``JMSException``, with the server's message."""
-    message = frame.header("message") or frame.body.decode("utf-8", "replace") or "(no message)"
+    body = frame.body.decode("utf-8", "replace").strip()
+    message = frame.header("message") or body or "(no message)"
     name = frame.header("jms-exception") or ""
+    if not name and body and body not in message:
+        # Another broker's reason is often in the body only (RabbitMQ: "Bad CONNECT", then
+        # "Virtual host 'localhost' access denied").
+        message = f"{message}: {' '.join(body.split())[:300]}"
     if name in ("ValueError", "TypeError"):
         return ValueError(message) if name == "ValueError" else TypeError(message)
     cls = getattr(jms.errors, name, None)
@@ -97,6 +102,7 @@ class StompClient:
         passcode: str | None = None,
         client_id: str | None = None,
         extra_headers: Iterable[tuple[str, str]] = (),
+        virtual_host: str = "localhost",
         heart_beat: HeartBeatOffer = HeartBeatOffer(10_000, 10_000),  # noqa: B008 - frozen
         connect_timeout_s: float = 10.0,
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
@@ -105,6 +111,7 @@ class StompClient:
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.where = f"stomp{'' if ssl_context is None else '+ssl'}://{host}:{port}"
+        self._virtual_host = virtual_host  # CONNECT's host header: RabbitMQ's virtual host
         self._on_message = on_message
         self._on_lost = on_lost
         self._write_lock = threading.Lock()
@@ -183,7 +190,7 @@ class StompClient:
         heart_beat: HeartBeatOffer,
         timeout_s: float,
     ) -> Frame:
-        headers = [("accept-version", "1.2"), ("host", "localhost")]
+        headers = [("accept-version", "1.2"), ("host", self._virtual_host)]
         headers.append(("heart-beat", heart_beat.header_value()))
         for name, value in (("login", login), ("passcode", passcode), ("client-id", client_id)):
             if value is not None:
