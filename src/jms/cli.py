@@ -452,6 +452,15 @@ def broker(
         bool,
         typer.Option("--tls-only", metavar="", help="No plain STOMP listener: TLS clients only."),
     ] = False,
+    max_connections: Annotated[
+        int,
+        typer.Option(
+            "--max-connections",
+            metavar="N",
+            min=1,
+            help="Connections open at once (STOMP, TLS and WebSocket); one more gets an ERROR.",
+        ),
+    ] = 1000,
     tls_client_ca: Annotated[
         Path | None,
         typer.Option(
@@ -499,6 +508,7 @@ def broker(
             allowed_origins=tuple(allow_origin or ()),
             tls=_server_tls(tls_cert, tls_key, tls_client_ca, tls_client_certs),
             tls_port=tls_port,
+            max_connections=max_connections,
         )
         run(options, announce=lambda line: print(line, flush=True))
     except (ValueError, jms.JMSException, OSError) as error:

@@ -147,6 +147,31 @@ def test_a_client_that_never_connects_is_closed(broker: Broker) -> None:
         assert raw.closed_by_server()
 
 
+def test_a_connection_past_max_connections_gets_an_error_and_the_others_go_on(
+    broker: Broker,
+) -> None:
+    with (
+        ServedBroker(broker, max_connections=2) as served,
+        RawClient(served.port) as first,
+        RawClient(served.port) as second,
+    ):
+        first.connect()
+        with RawClient(served.port) as third:
+            error = third.read(2)
+            assert error.command == "ERROR"
+            assert error.header("jms-exception") == "ResourceAllocationException"
+            assert "at most 2 connections at once" in (error.header("message") or "")
+            assert third.closed_by_server()
+        second.connect()  # an idle connection still counts; it is served
+        assert served.server.counters.connections_refused == 1
+        first.close()
+        deadline = time.monotonic() + 5
+        while served.server.connection_count > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with RawClient(served.port) as again:
+            assert again.connect().command == "CONNECTED"  # room again
+
+
 # -- heart-beats --------------------------------------------------------------------------------
 
 

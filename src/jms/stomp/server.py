@@ -57,6 +57,7 @@ from jms.errors import (
     InvalidSelectorException,
     JMSException,
     JMSSecurityException,
+    ResourceAllocationException,
 )
 from jms.message import (
     DeliveryMode,
@@ -87,6 +88,7 @@ from jms.stomp.tls import certificate_subject
 from jms.store import Completion
 
 __all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_PORT",
     "DEFAULT_TLS_PORT",
     "EXTENSIONS_HEADER",
@@ -98,6 +100,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: Connections a server keeps open at once unless told otherwise (each holds a socket and buffers).
+DEFAULT_MAX_CONNECTIONS: Final = 1000
 #: The STOMP port, as ActiveMQ and most brokers use it.
 DEFAULT_PORT: Final = 61613
 #: The STOMP-over-TLS port, as ActiveMQ and RabbitMQ use it.
@@ -153,6 +157,8 @@ class StompServer:
     promised heart-beats and is silent for ``heart_beat_tolerance`` times the interval is
     disconnected, as is one that sends no CONNECT within ``connect_timeout_s``.
     ``login_throttle`` slows down the logins of a client address after it failed to log in.
+    ``max_connections`` bounds the connections open at once (TCP, TLS and WebSocket together;
+    None: no bound): one more is answered with an ERROR frame and closed.
     """
 
     def __init__(
@@ -170,6 +176,7 @@ class StompServer:
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
         connect_timeout_s: float = 30.0,
         login_throttle: LoginThrottle | None = None,
+        max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         if port is None and ssl_context is None:
             raise ValueError("a StompServer needs a port, an ssl_context, or both")
@@ -185,6 +192,13 @@ class StompServer:
         self.heart_beat_tolerance = heart_beat_tolerance
         self.limits = limits
         self.connect_timeout_s = connect_timeout_s
+        if max_connections is not None and (
+            type(max_connections) is not int or max_connections < 1
+        ):
+            raise ValueError(
+                f"max_connections must be an int of at least 1 or None; got {max_connections!r}"
+            )
+        self.max_connections = max_connections
         self.counters = ServerCounters()
         self.login_throttle = login_throttle if login_throttle is not None else LoginThrottle()
         self.server_header = f"jms/{_server_version()}"
@@ -423,6 +437,23 @@ class _ClientConnection(asyncio.Protocol):
         certificate = tls.getpeercert() if tls is not None else None
         if certificate:  # only ever a verified one: unverified certificates fail the handshake
             self._certificate_subject = certificate_subject(certificate)
+        limit = self._server.max_connections
+        if limit is not None and len(self._server._connections) >= limit:
+            self._counters.connections_refused += 1
+            logger.warning(
+                "STOMP connection from %s refused: %d connections are open, the most "
+                "--max-connections allows",
+                self._peer,
+                limit,
+            )
+            self._fail(
+                None,
+                _FrameError(
+                    f"the broker serves at most {limit} connections at once; try again later",
+                    ResourceAllocationException,
+                ),
+            )
+            return
         self._server._connections.add(self)
         self._counters.connections_total += 1
         self._timer = self._loop.call_later(self._server.connect_timeout_s, self._connect_timed_out)

@@ -32,7 +32,12 @@ from jms.broker import Broker, DestinationPolicy
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException, JMSException
 from jms.stomp.durability import DeferredStore
-from jms.stomp.server import DEFAULT_PORT, DEFAULT_TLS_PORT, StompServer
+from jms.stomp.server import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PORT,
+    DEFAULT_TLS_PORT,
+    StompServer,
+)
 from jms.stomp.tls import ServerTls
 from jms.store import MemoryStore, MessageStore
 from jms.store.location import describe_store, is_postgresql_url, open_store, postgresql_module
@@ -71,6 +76,7 @@ class BrokerOptions:
     allowed_origins: tuple[str, ...] = ()
     tls: ServerTls | None = None
     tls_port: int = DEFAULT_TLS_PORT
+    max_connections: int | None = DEFAULT_MAX_CONNECTIONS
 
     def __post_init__(self) -> None:
         if self.port is None and self.tls is None:
@@ -212,6 +218,7 @@ async def serve(
         host=options.host,
         port=options.port,
         tls_port=options.tls_port,
+        max_connections=options.max_connections,
         ssl_context=ssl_context,
         security=security,
         store=store,
