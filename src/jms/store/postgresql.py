@@ -47,7 +47,7 @@ import psycopg
 import psycopg.errors
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
-from jms.message.codec import decode, encode, with_redelivered
+from jms.message.codec import HEADER_TIMES_AT, decode, encode, with_redelivered
 from jms.store.base import (
     AddDestination,
     AppendMessage,
@@ -64,6 +64,7 @@ from jms.store.base import (
     StoreContents,
     StoredEntry,
     StoreOperation,
+    not_yet_due,
 )
 from jms.store.pending import PendingBatch
 from jms.store.reading import SnapshotReader
@@ -150,6 +151,18 @@ _ENTRY_ROWS: Final = (
     "SELECT e.seq, e.log, e.delivery_count, m.data FROM jms.entries e "
     "JOIN jms.messages m ON m.log = e.log AND m.seq = e.seq "
     "WHERE e.queue = %s AND e.seq >= %s AND e.seq <= %s ORDER BY e.seq LIMIT %s"
+)
+
+# _ENTRY_ROWS, only those whose JMSDeliveryTime is after a moment and that have not expired then
+# (8 zero bytes, then the moment as 8 big-endian bytes, twice): bytea compares as bytes, and times of 0 and more
+# order as numbers do in big-endian bytes. ``(seq, delivery_count, data)`` rows.
+_NOT_DUE_ROWS: Final = (
+    "SELECT e.seq, e.delivery_count, m.data FROM jms.entries e "
+    "JOIN jms.messages m ON m.log = e.log AND m.seq = e.seq "
+    "WHERE e.queue = %s AND e.seq >= %s AND e.seq <= %s "
+    f"AND substring(m.data from {HEADER_TIMES_AT + 9} for 8) > %s "
+    f"AND (substring(m.data from {HEADER_TIMES_AT + 1} for 8) = %s "
+    f"OR substring(m.data from {HEADER_TIMES_AT + 1} for 8) > %s) ORDER BY e.seq LIMIT %s"
 )
 
 # Removing entries releases their messages in the same statement: ``removed`` is a CTE deleting
@@ -344,6 +357,27 @@ class PostgreSQLStore(MessageStore):
     ) -> list[EncodedEntry]:
         rows = self._entry_rows(queue, start_seq, end_seq, limit)
         return [EncodedEntry(seq, data, count) for seq, _, count, data in rows]
+
+    def read_not_due_entries(
+        self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
+    ) -> list[EncodedEntry]:
+        upper = end_seq if end_seq is not None else 2**63 - 1
+        # A negative time (which no producer stamps) passes the SQL filter and is judged here.
+        moment = max(now, 0).to_bytes(8, "big")
+        found: list[EncodedEntry] = []
+        while len(found) < limit:
+            rows = self._read(
+                _NOT_DUE_ROWS, (queue, start_seq, upper, moment, bytes(8), moment, limit)
+            )
+            found += [
+                EncodedEntry(seq, data, count)
+                for seq, count, data in rows
+                if not_yet_due(data, now)
+            ]
+            if len(rows) < limit:
+                break
+            start_seq = rows[-1][0] + 1
+        return found[:limit]
 
     def _entry_rows(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
