@@ -65,7 +65,6 @@ __all__ = [
     "StoreContents",
     "StoreOperation",
     "StoredEntry",
-    "not_yet_due",
 ]
 
 
@@ -277,23 +276,30 @@ class MessageStore(ABC):
     ) -> list[EncodedEntry]:
         """Up to ``limit`` of the entries ``read_encoded_entries`` returns whose message's
         JMSDeliveryTime is after ``now`` and that has not expired at ``now`` (JMSExpiration 0 or
-        after ``now``), in ``seq`` order: the messages a browse hides now but will show later.
-        This reads every entry; a store that can filter where it keeps them does better."""
+        after ``now``), in ``seq`` order: the messages a browse hides now but will show later."""
         found: list[EncodedEntry] = []
         while len(found) < limit:
-            page = self.read_encoded_entries(queue, start_seq, end_seq, limit)
-            found += [entry for entry in page if not_yet_due(entry.data, now)]
+            page = self._not_due_candidates(queue, start_seq, end_seq, now, limit)
+            found += [entry for entry in page if _not_yet_due(entry.data, now)]
             if len(page) < limit:
                 break
             start_seq = page[-1].seq + 1
         return found[:limit]
+
+    def _not_due_candidates(
+        self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
+    ) -> list[EncodedEntry]:
+        """Up to ``limit`` entries from ``start_seq`` on, in ``seq`` order, among which are all
+        those ``read_not_due_entries`` wants there (others may be too: each is checked). This
+        one reads every entry; a store that can filter where it keeps them does better."""
+        return self.read_encoded_entries(queue, start_seq, end_seq, limit)
 
     @abstractmethod
     def close(self) -> None:
         """Finish pending batches and release resources; the store is unusable afterwards."""
 
 
-def not_yet_due(encoded: bytes, now: int) -> bool:
+def _not_yet_due(encoded: bytes, now: int) -> bool:
     """Whether the encoded message's JMSDeliveryTime is after ``now`` and it has not expired at
     ``now``: a message a browse hides now but will show later."""
     expiration, delivery_time = header_times(encoded)

@@ -64,7 +64,6 @@ from jms.store.base import (
     StoreContents,
     StoredEntry,
     StoreOperation,
-    not_yet_due,
 )
 from jms.store.pending import PendingBatch
 from jms.store.reading import SnapshotReader
@@ -358,26 +357,15 @@ class PostgreSQLStore(MessageStore):
         rows = self._entry_rows(queue, start_seq, end_seq, limit)
         return [EncodedEntry(seq, data, count) for seq, _, count, data in rows]
 
-    def read_not_due_entries(
+    def _not_due_candidates(
         self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
     ) -> list[EncodedEntry]:
         upper = end_seq if end_seq is not None else 2**63 - 1
-        # A negative time (which no producer stamps) passes the SQL filter and is judged here.
+        # A negative time (which no producer stamps) passes the SQL filter and is judged by the
+        # caller's check.
         moment = max(now, 0).to_bytes(8, "big")
-        found: list[EncodedEntry] = []
-        while len(found) < limit:
-            rows = self._read(
-                _NOT_DUE_ROWS, (queue, start_seq, upper, moment, bytes(8), moment, limit)
-            )
-            found += [
-                EncodedEntry(seq, data, count)
-                for seq, count, data in rows
-                if not_yet_due(data, now)
-            ]
-            if len(rows) < limit:
-                break
-            start_seq = rows[-1][0] + 1
-        return found[:limit]
+        rows = self._read(_NOT_DUE_ROWS, (queue, start_seq, upper, moment, bytes(8), moment, limit))
+        return [EncodedEntry(seq, data, count) for seq, count, data in rows]
 
     def _entry_rows(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int

@@ -49,7 +49,6 @@ from jms.store.base import (
     StoreContents,
     StoredEntry,
     StoreOperation,
-    not_yet_due,
 )
 from jms.store.pending import PendingBatch as _Pending
 
@@ -298,26 +297,20 @@ class SQLiteStore(MessageStore):
         # The messages table holds codec bytes: they go out as stored.
         return [EncodedEntry(seq, data, count) for seq, _, count, data in rows]
 
-    def read_not_due_entries(
+    def _not_due_candidates(
         self, queue: str, start_seq: int, end_seq: int | None, now: int, limit: int
     ) -> list[EncodedEntry]:
         upper = end_seq if end_seq is not None else 2**63 - 1
         # Compared as big-endian bytes, times of 0 and more order as numbers do: SQLite skips
         # the due and expired messages without handing them to Python. A negative time (which
-        # no producer stamps) passes the filter and is judged by the check below.
+        # no producer stamps) passes the filter and is judged by the caller's check.
         moment = max(now, 0).to_bytes(8, "big")
-        found: list[EncodedEntry] = []
-        while len(found) < limit:
-            with self._reader_lock:
-                self._check_open()
-                rows = self._reader.execute(
-                    _NOT_DUE_ROWS, (queue, start_seq, upper, moment, moment, limit)
-                ).fetchall()
-            found += [EncodedEntry(s, data, n) for s, n, data in rows if not_yet_due(data, now)]
-            if len(rows) < limit:
-                break
-            start_seq = rows[-1][0] + 1
-        return found[:limit]
+        with self._reader_lock:
+            self._check_open()
+            rows = self._reader.execute(
+                _NOT_DUE_ROWS, (queue, start_seq, upper, moment, moment, limit)
+            ).fetchall()
+        return [EncodedEntry(seq, data, count) for seq, count, data in rows]
 
     def _entry_rows(
         self, queue: str, start_seq: int, end_seq: int | None, limit: int
