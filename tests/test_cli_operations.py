@@ -350,8 +350,10 @@ def test_help_is_current() -> None:
     send = run_jms("send", "--help", env={**os.environ, "COLUMNS": "200"})
     assert send.returncode == 0
     assert "boolean, byte, short, int, long, float, double or string" in send.stdout
-    flag = next(line for line in send.stdout.splitlines() if "--non-persistent" in line)
-    assert "<bool>" not in flag
+    commands = ("demo", "selector", "broker", "hash-password", "send", "receive", "browse")
+    for command in ([], *([name] for name in (*commands, "stats", "purge", "pipeline"))):
+        text = run_jms(*command, "--help", env={**os.environ, "COLUMNS": "200"}).stdout
+        assert "<bool>" not in text, f"a flag shows a value placeholder in jms {command} --help"
     for command in ("receive", "browse"):
         text = run_jms(command, "--help", env={**os.environ, "COLUMNS": "200"}).stdout
         selector = next(line for line in text.splitlines() if "--selector" in line)

@@ -14,14 +14,35 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 import jms
 from jms.cli_render import body_bytes, body_text, message_json, properties_text, stats_rows
 from jms.stomp.tls import ClientCertificates, ServerTls
 from jms.types import PROPERTY_TYPE_NAMES
 
+
+class _FlagHelp:
+    """Typer shows its own ``--help`` with the value placeholder ``<bool>``; a flag takes none."""
+
+    def get_help_option(self, ctx: typer.Context) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Command(_FlagHelp, TyperCommand):
+    pass
+
+
+class _Group(_FlagHelp, TyperGroup):
+    pass
+
+
 app = typer.Typer(
     name="jms",
+    cls=_Group,
     help="Jakarta Messaging in Python: message model, selectors, broker, Spark pipeline.",
     no_args_is_help=True,
     add_completion=False,
@@ -48,7 +69,7 @@ def _root(
     """Jakarta Messaging in Python."""
 
 
-@app.command()
+@app.command(cls=_Command)
 def demo() -> None:
     """A short tour: typed messages, the codec, and a selector filtering them."""
     from rich.console import Console
@@ -200,7 +221,7 @@ def _selector_message(properties: list[str], headers: list[str]) -> jms.Message:
     return message
 
 
-@app.command("selector")
+@app.command("selector", cls=_Command)
 def selector_command(
     text: Annotated[
         str,
@@ -322,7 +343,7 @@ _CERT_OPTION = typer.Option(
     "--cert", metavar="PEM", help="stomp+ssl: a client certificate to log in with (and --key)."
 )
 _KEY_OPTION = typer.Option("--key", metavar="PEM", help="stomp+ssl: the private key of --cert.")
-_JSON_OPTION = typer.Option("--json", help="Print JSON for scripts instead of a table.")
+_JSON_OPTION = typer.Option("--json", metavar="", help="Print JSON for scripts instead of a table.")
 # Messages a bulk ``jms send`` commits per transaction: one store commit for each batch.
 _SEND_BATCH = 500
 
@@ -363,7 +384,7 @@ def _queue(text: str, action: str) -> jms.Queue:
     return target
 
 
-@app.command()
+@app.command(cls=_Command)
 def broker(
     store: Annotated[
         str,
@@ -534,7 +555,7 @@ def _server_tls(
     return ServerTls(cert, key, client_ca, client_certificates)
 
 
-@app.command("hash-password")
+@app.command("hash-password", cls=_Command)
 def hash_password_command(
     scheme: Annotated[
         str, typer.Option("--scheme", metavar="SCHEME", help="scrypt (default) or pbkdf2_sha256.")
@@ -662,7 +683,7 @@ def _progress(total: int) -> Any:
     )
 
 
-@app.command()
+@app.command(cls=_Command)
 def send(
     destination: Annotated[
         str,
@@ -768,7 +789,7 @@ def _print_body(message: jms.Message) -> None:
         sys.stdout.buffer.flush()
 
 
-@app.command()
+@app.command(cls=_Command)
 def receive(
     destination: Annotated[
         str,
@@ -866,7 +887,7 @@ def _never_held(
             raise _fail(str(error)) from None
 
 
-@app.command()
+@app.command(cls=_Command)
 def browse(
     queue: Annotated[
         str, typer.Argument(metavar="QUEUE", help="queue://NAME, /queue/NAME or a queue name.")
@@ -927,7 +948,7 @@ def browse(
     _print_wide(table)
 
 
-@app.command()
+@app.command(cls=_Command)
 def stats(
     interval_s: Annotated[
         float,
@@ -1010,7 +1031,7 @@ def stats(
     _print_wide(table)
 
 
-@app.command()
+@app.command(cls=_Command)
 def purge(
     queue: Annotated[
         str, typer.Argument(metavar="QUEUE", help="queue://NAME, /queue/NAME or a queue name.")
@@ -1042,7 +1063,7 @@ def purge(
 _SPARK_EXTRA = ("pyspark", "pyarrow", "pandas", "py4j")
 
 
-@app.command()
+@app.command(cls=_Command)
 def pipeline(
     source: Annotated[
         str,
@@ -1056,14 +1077,18 @@ def pipeline(
         str | None, typer.Option("--selector", "-s", help="Keep the messages it selects.")
     ] = None,
     stream: Annotated[
-        bool, typer.Option("--stream", help="Consume continuously (needs --checkpoint).")
+        bool,
+        typer.Option("--stream", metavar="", help="Consume continuously (needs --checkpoint)."),
     ] = False,
     checkpoint: Annotated[
         Path | None,
         typer.Option("--checkpoint", help="Streaming checkpoint directory (restart from it)."),
     ] = None,
     until_idle: Annotated[
-        bool, typer.Option("--until-idle", help="--stream: stop once everything is processed.")
+        bool,
+        typer.Option(
+            "--until-idle", metavar="", help="--stream: stop once everything is processed."
+        ),
     ] = False,
     max_per_trigger: Annotated[
         int | None,
