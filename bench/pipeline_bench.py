@@ -21,6 +21,11 @@ the pipeline's throughput):
   ``maxOffsetsPerTrigger`` ``--per-trigger`` when given) → a Parquet sink with a checkpoint,
   ``Trigger.AvailableNow``; it consumes, so it runs once, and the script checks what the Parquet
   holds and what is left in the queue afterwards;
+- **Python stream floor**: a Python streaming data source that reads one row and does nothing
+  else (``OneRowSource``), → Parquet, ``Trigger.AvailableNow``: what PySpark's machinery for
+  Python streaming sources costs a query before any source reads anything (it starts a Python
+  process per query that imports PySpark). The streaming read pays it once per query; the
+  script prints the streaming figure with it taken out too;
 - **sink**: the Parquet file → ``write.format("jms")`` into a fresh queue per run; the script
   checks that N messages arrived.
 
@@ -41,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -144,6 +149,38 @@ def best(runs: int, job: Callable[[int], float]) -> float:
     return min((job(run) for run in range(runs)), default=float("inf"))
 
 
+def one_row_source() -> type:
+    """A Python streaming data source of one row, with nothing but PySpark imported (defined in
+    ``__main__``, so Spark ships it by value: its workers import nothing of this script)."""
+    from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+    class OneRowReader(DataSourceStreamReader):
+        def initialOffset(self) -> dict[str, int]:
+            return {"rows": 0}
+
+        def latestOffset(self) -> dict[str, int]:
+            return {"rows": 1}
+
+        def partitions(self, start: dict[str, int], end: dict[str, int]) -> list[InputPartition]:
+            return [InputPartition(0)] if start["rows"] < end["rows"] else []
+
+        def read(self, partition: InputPartition) -> Iterator[tuple[int]]:
+            yield (1,)
+
+    class OneRowSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "one-row"
+
+        def schema(self) -> str:
+            return "n int"
+
+        def streamReader(self, schema: object) -> OneRowReader:
+            return OneRowReader()
+
+    return OneRowSource
+
+
 class Jobs:
     """The timed Spark jobs of one session against the broker at ``url``; each returns seconds."""
 
@@ -200,6 +237,21 @@ class Jobs:
         for progress in query.recentProgress:
             tally.add(progress)
         return seconds, tally.batches
+
+    def python_stream_floor(self, output: Path) -> float:
+        """Seconds of an AvailableNow query from a one-row Python streaming source to Parquet."""
+        began = time.perf_counter()
+        query = (
+            self.spark.readStream.format("one-row")
+            .load()
+            .writeStream.format("parquet")
+            .option("path", str(output))
+            .option("checkpointLocation", str(output.with_name(output.name + "-checkpoint")))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+        return time.perf_counter() - began
 
     def sink(self, source: Path, queue: str) -> float:
         began = time.perf_counter()
@@ -284,6 +336,7 @@ def main() -> None:
             )
             spark.sparkContext.setLogLevel("ERROR")
             jms.spark.register(spark)
+            spark.dataSource.register(one_row_source())
             jobs = Jobs(spark, url)
             rows = root / "rows.parquet"
             spark.createDataFrame(table, schema=MESSAGE_SCHEMA).write.parquet(str(rows))
@@ -294,6 +347,7 @@ def main() -> None:
             jobs.parquet_to_parquet(root / "warmup", root / "warmup-copy")
             jobs.sink(root / "warmup", "warmup-sink")
             jobs.streaming_read("warmup", root / "warmup-stream", args.per_trigger)
+            jobs.python_stream_floor(root / "warmup-one-row")
 
             floor = best(args.repeat, lambda run: jobs.parquet_to_parquet(rows, root / "floor"))
             assert jobs.rows(root / "floor") == messages
@@ -303,6 +357,9 @@ def main() -> None:
             stream, batches = jobs.streaming_read("bench", root / "stream", args.per_trigger)
             streamed = jobs.rows(root / "stream")
             left = depths(url).get("queue://bench", 0)
+            python_floor = best(
+                args.repeat, lambda run: jobs.python_stream_floor(root / f"one-row-{run}")
+            )
             sink = best(args.repeat, lambda run: jobs.sink(rows, f"sink-{run}"))
             arrived = depths(url)
             sunk = [arrived.get(f"queue://sink-{run}", 0) for run in range(args.repeat)]
@@ -320,7 +377,12 @@ def main() -> None:
         Figure(f"streaming read → Parquet, AvailableNow, {batches} batch(es)", stream, 0.4),
         Figure('sink: Parquet → write.format("jms")', sink, 0.3),
     ]
+    beyond = stream - python_floor
     checks = [
+        f"Python stream floor: a one-row Python streaming source → Parquet, AvailableNow, runs "
+        f"{python_floor:.2f} s (PySpark's per-query cost for any Python source); the streaming "
+        f"read without it: {beyond:.2f} s, "
+        + (f"{floor / beyond:.2f}× the floor" if beyond > 0 else "no more than it"),
         f"streaming read: the Parquet sink holds {streamed:,} rows "
         + ("(all of them)" if streamed == messages else f"[red](expected {messages:,})[/red]")
         + f"; offsets per trigger: {per_trigger}; queue://bench holds {left:,} afterwards "
