@@ -67,6 +67,7 @@ from jms.types import Long
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
 _TRANSACTION = 1000
 _WARMUP_MESSAGES = 200
@@ -219,6 +220,20 @@ class Jobs:
         )
         if per_trigger is not None:
             reader = reader.option("maxOffsetsPerTrigger", str(per_trigger))
+        seconds, query = self._stream_to_parquet(reader, output)
+        tally = StreamTally()
+        for progress in query.recentProgress:
+            tally.add(progress)
+        return seconds, tally.batches
+
+    def python_stream_floor(self, output: Path) -> float:
+        """Seconds of an AvailableNow query from a one-row Python streaming source to Parquet."""
+        return self._stream_to_parquet(self.spark.readStream.format("one-row"), output)[0]
+
+    @staticmethod
+    def _stream_to_parquet(reader: DataStreamReader, output: Path) -> tuple[float, StreamingQuery]:
+        """Seconds of an AvailableNow query from ``reader`` to Parquet files in ``output``, and
+        the query (its failure raised)."""
         began = time.perf_counter()
         query = (
             reader.load()
@@ -233,25 +248,7 @@ class Jobs:
         error = query.exception()
         if error is not None:
             raise error
-        tally = StreamTally()
-        for progress in query.recentProgress:
-            tally.add(progress)
-        return seconds, tally.batches
-
-    def python_stream_floor(self, output: Path) -> float:
-        """Seconds of an AvailableNow query from a one-row Python streaming source to Parquet."""
-        began = time.perf_counter()
-        query = (
-            self.spark.readStream.format("one-row")
-            .load()
-            .writeStream.format("parquet")
-            .option("path", str(output))
-            .option("checkpointLocation", str(output.with_name(output.name + "-checkpoint")))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination()
-        return time.perf_counter() - began
+        return seconds, query
 
     def sink(self, source: Path, queue: str) -> float:
         began = time.perf_counter()
