@@ -12,8 +12,8 @@ messages, and messages are redelivered by re-subscribing (docs/stomp.md lists th
 A PERSISTENT send outside a transaction waits for the broker's RECEIPT (the broker has the
 message durably), and so do acknowledgements, commits, rollbacks and requeues; NON_PERSISTENT
 sends, sends in a transaction and credit are written without waiting, in order. Deliveries reach the consumers' sinks on the reader thread. A lost connection is never
-re-established: every call then raises ``JMSException`` saying why, and the connection's
-``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
+re-established here (``jms.client.failover`` does that over several of these): every call then
+raises ``JMSException`` saying why, and the connection's ``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
 modes and never keeps a sent message.
 """
 
@@ -224,6 +224,16 @@ class StompTransport(Transport):
         max_body = client.connected.header(_MAX_BODY_HEADER) if self._extended else None
         self._max_body = int(max_body) if max_body is not None and max_body.isdigit() else None
         return client
+
+    @property
+    def where(self) -> str:
+        """The URL of the broker this transport is connected to."""
+        return self._url
+
+    @property
+    def lost(self) -> JMSException | None:
+        """Why the connection was lost, or None while it is usable or was closed on purpose."""
+        return self._client.lost
 
     def _check_size(self, body_bytes: int, what: str) -> None:
         """``ResourceAllocationException`` if the broker would refuse a frame body this large
@@ -824,7 +834,7 @@ class StompTransport(Transport):
         self._client.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "lost" if self._client.lost else "open"
+        state = "closed" if self._closed else "lost" if self.lost else "open"
         return f"<StompTransport {self._url} {state}>"
 
 
