@@ -22,7 +22,12 @@ from jms.broker import embedded_broker
 from jms.broker.registry import EMBEDDED_SCHEMES
 from jms.client.connection import Connection
 from jms.client.context import JMSContext
-from jms.client.failover import FAILOVER_SCHEME, FailoverTransport, parse_failover_url
+from jms.client.failover import (
+    FAILOVER_SCHEME,
+    FailoverTransport,
+    parse_failover_url,
+    uses_tls,
+)
 from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
 from jms.client.stomp_transport import StompTransport, parse_stomp_url
@@ -71,12 +76,11 @@ def _opener_for(url: str, ssl_context: ssl.SSLContext | None, virtual_host: str)
 
 def _failover_opener(url: str, ssl_context: ssl.SSLContext | None, virtual_host: str) -> _Opener:
     urls, options = parse_failover_url(url)
-    tls = [parse_stomp_url(broker_url)[2] for broker_url in urls]
-    if ssl_context is not None and not any(tls):
+    if ssl_context is not None and not uses_tls(url):
         raise JMSException(
             f"the ssl_context option is for stomp+ssl://HOST:PORT URLs; {url!r} lists none"
         )
-    if any(tls) and ssl_context is None:
+    if uses_tls(url) and ssl_context is None:
         ssl_context = ssl.create_default_context()
 
     def opener(

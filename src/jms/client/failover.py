@@ -49,7 +49,14 @@ from jms.errors import IllegalStateException, JMSException, TransactionRolledBac
 from jms.message import Destination, Message, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.message.codec import decode, encode
 
-__all__ = ["FAILOVER_SCHEME", "FailoverOptions", "FailoverTransport", "parse_failover_url"]
+__all__ = [
+    "FAILOVER_SCHEME",
+    "FailoverOptions",
+    "FailoverTransport",
+    "broker_urls",
+    "parse_failover_url",
+    "uses_tls",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +129,17 @@ def parse_failover_url(url: str) -> tuple[tuple[str, ...], FailoverOptions]:
                 "lists stomp://HOST:PORT and stomp+ssl://HOST:PORT URLs"
             ) from None
     return urls, _parse_options(url, query)
+
+
+def broker_urls(url: str) -> tuple[str, ...]:
+    """The broker URLs ``url`` names: those a failover URL lists, else ``url`` itself."""
+    return parse_failover_url(url)[0] if url.startswith(FAILOVER_SCHEME) else (url,)
+
+
+def uses_tls(url: str) -> bool:
+    """Whether ``url`` is a ``stomp+ssl://`` URL or a failover URL listing one (so that an
+    ``ssl_context`` and the PEM files that make it apply)."""
+    return any(broker_url.startswith("stomp+ssl://") for broker_url in broker_urls(url))
 
 
 def _parse_options(url: str, query: str) -> FailoverOptions:
