@@ -1,5 +1,6 @@
-"""The broker's send audit (jms.broker.audit): a non-transacted send it gets again — same
-JMSMessageID, within the window — is dropped, also by a broker opened later on the same store."""
+"""The broker's send audit (jms.broker.audit): a resend (a failover client sending again what a
+lost connection did not answer) of a non-transacted send it has — same JMSMessageID, within the
+window — is dropped, also by a broker opened later on the same store; other sends never are."""
 
 from __future__ import annotations
 
@@ -28,20 +29,29 @@ def _delivered(broker: Broker, connection_id: int) -> list[str]:
     return recorder.texts()
 
 
-def test_a_send_with_a_message_id_the_broker_has_is_dropped(
+def test_a_resend_with_a_message_id_the_broker_has_is_dropped(
     broker: Broker, connection_id: int
 ) -> None:
     broker.send(connection_id, _message("ID:a:1", "first"))
-    broker.send(connection_id, _message("ID:a:1", "again"))
-    broker.send(connection_id, _message("ID:a:2", "second"))
+    broker.send(connection_id, _message("ID:a:1", "again"), resend=True)
+    broker.send(connection_id, _message("ID:a:2", "second"), resend=True)
     assert _delivered(broker, connection_id) == ["first", "second"]
 
 
-def test_transacted_sends_are_not_audited(broker: Broker, connection_id: int) -> None:
+def test_a_send_that_is_no_resend_is_taken_whatever_its_message_id(
+    broker: Broker, connection_id: int
+) -> None:
+    """A dead letter moved back keeps its JMSMessageID: the audit must not swallow it."""
+    broker.send(connection_id, _message("ID:m:1", "first"))
+    broker.send(connection_id, _message("ID:m:1", "moved back"))
+    assert _delivered(broker, connection_id) == ["first", "moved back"]
+
+
+def test_a_resend_of_a_transacted_send_is_taken(broker: Broker, connection_id: int) -> None:
     transaction = broker.begin(connection_id)
     broker.send(connection_id, _message("ID:t:1", "in a transaction"), transaction)
     broker.commit(connection_id, transaction)
-    broker.send(connection_id, _message("ID:t:1", "not a resend"))
+    broker.send(connection_id, _message("ID:t:1", "not a resend"), resend=True)
     assert _delivered(broker, connection_id) == ["in a transaction", "not a resend"]
 
 
@@ -67,9 +77,8 @@ def test_a_broker_opened_on_the_store_knows_the_messages_another_one_committed(
     try:
         connection_id = second.connect()
         # The newest three are known; an older one (beyond the window) is taken as new.
-        second.send(connection_id, _message("ID:b:4", "resent m4"))
-        second.send(connection_id, _message("ID:b:2", "resent m2"))
-        second.send(connection_id, _message("ID:b:1", "resent m1"))
+        for n in (4, 2, 1):
+            second.send(connection_id, _message(f"ID:b:{n}", f"resent m{n}"), resend=True)
         assert _delivered(second, connection_id) == ["m0", "m1", "m2", "m3", "m4", "resent m1"]
     finally:
         second.close()

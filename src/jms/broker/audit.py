@@ -2,12 +2,14 @@
 again is dropped instead of delivered twice (ActiveMQ's producer audit does the same).
 
 A client that fails over (``failover:`` URLs, ``jms.client.failover``) sends again every send
-whose receipt the lost connection never brought back; the broker may have accepted it — the one
-now serving, or a broker that died before answering. The audit remembers the IDs of the last
-``window`` non-transacted sends in a bounded FIFO; a broker opening a store fills it with the IDs
-of the newest messages the store still holds (those the dead broker committed), so the check
-sees them too. What it keys on is the JMSMessageID alone: this provider's clients make every one
-unique (``ID:<connection uuid>:<n>``), and a STOMP server gives a plain SEND a unique one.
+whose receipt the lost connection never brought back, marked as a resend (``jms-resend:true``);
+the broker may have accepted it — the one now serving, or a broker that died before answering.
+The audit remembers the IDs of the last ``window`` non-transacted sends in a bounded FIFO; a
+broker opening a store fills it with the IDs of the newest messages the store still holds (those
+the dead broker committed), so the check sees them too. Only resends are checked: a send that is
+not one is taken whatever its ID (a dead letter moved back keeps its JMSMessageID). What the
+audit keys on is the JMSMessageID alone: this provider's clients make every one unique
+(``ID:<connection uuid>:<n>``), and a STOMP server gives a plain SEND a unique one.
 """
 
 from __future__ import annotations

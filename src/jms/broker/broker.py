@@ -409,11 +409,19 @@ class Broker:
 
     # -- producing -----------------------------------------------------------------------------
 
-    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
+    def send(
+        self,
+        connection_id: int,
+        message: Message,
+        transaction_id: int | None = None,
+        *,
+        resend: bool = False,
+    ) -> None:
         """Route a stamped message to its ``JMSDestination`` (or hold it in a transaction).
         A PERSISTENT message is durable when this returns; a NON_PERSISTENT one never waits for
         the store (what else the call stored — records of deliveries it dispatched — is waited
-        for by whoever receives those).
+        for by whoever receives those). A ``resend`` (a failover client sending again what a lost
+        connection did not answer) whose JMSMessageID the send audit holds is dropped instead.
 
         The broker keeps ``message`` itself: the caller must not change it afterwards.
         """
@@ -424,7 +432,7 @@ class Broker:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
             message_id = message._message_id
-            if message_id is not None and message_id in self._audit:
+            if resend and message_id is not None and message_id in self._audit:
                 logger.info("dropped a duplicate of %s sent to %s", message_id, target.text)
                 # Its first copy may still be on its way to the store: answer once it is there.
                 completion = self._store.submit(())

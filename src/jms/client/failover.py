@@ -351,7 +351,7 @@ class FailoverTransport(Transport):
                     self._changed.notify_all()
                     return True
             for encoded, on_done in resends:
-                self._send_async_on(link, encoded, on_done)
+                self._send_async_on(link, encoded, on_done, resend=True)
 
     def _give_up(self) -> None:
         with self._changed:
@@ -378,16 +378,19 @@ class FailoverTransport(Transport):
                 raise IllegalStateException("this connection is closed")
             return self._link
 
-    def _retrying(self, operation: Callable[[StompTransport], _T]) -> _T:
-        """``operation`` on the open link; on another link if its connection is lost meanwhile."""
+    def _retrying(self, operation: Callable[[StompTransport, bool], _T]) -> _T:
+        """``operation(transport, again)`` on the open link; on another link (``again`` True)
+        if its connection is lost meanwhile."""
+        again = False
         while True:
             link = self._current()
             try:
-                return operation(link.open)
+                return operation(link.open, again)
             except JMSException:
                 if link.open.lost is None:
                     raise
             self._wait_past(link)
+            again = True
 
     def _wait_past(self, link: _Link) -> None:
         """Wait until ``link`` was replaced (or the transport gave up or was closed)."""
@@ -407,14 +410,14 @@ class FailoverTransport(Transport):
     # -- Transport: destinations ---------------------------------------------------------------
 
     def set_client_id(self, client_id: str) -> None:
-        self._retrying(lambda inner: inner.set_client_id(client_id))
+        self._retrying(lambda inner, _: inner.set_client_id(client_id))
         self._client_id = client_id
 
     def create_temporary_queue(self) -> TemporaryQueue:
-        return self._retrying(lambda inner: inner.create_temporary_queue())
+        return self._retrying(lambda inner, _: inner.create_temporary_queue())
 
     def create_temporary_topic(self) -> TemporaryTopic:
-        return self._retrying(lambda inner: inner.create_temporary_topic())
+        return self._retrying(lambda inner, _: inner.create_temporary_topic())
 
     def delete_temporary_destination(self, destination: Destination) -> None:
         self._current().open.delete_temporary_destination(destination)
@@ -423,7 +426,7 @@ class FailoverTransport(Transport):
 
     def send(self, message: Message, transaction_id: int | None) -> None:
         if transaction_id is None:
-            self._retrying(lambda inner: inner.send(message, None))
+            self._retrying(lambda inner, again: inner.send(message, None, resend=again))
             return
         transaction = self._live_transaction(transaction_id)
         if transaction is not None:
@@ -432,7 +435,7 @@ class FailoverTransport(Transport):
 
     def send_async(self, message: Message, transaction_id: int | None, on_done: SendDone) -> None:
         if transaction_id is None:
-            self._send_async_on(self._current(), encode(message), on_done)
+            self._send_async_on(self._current(), encode(message), on_done, resend=False)
             return
         transaction = self._live_transaction(transaction_id)
         if transaction is None:
@@ -450,9 +453,11 @@ class FailoverTransport(Transport):
                 raise
             on_done(None)
 
-    def _send_async_on(self, link: _Link, encoded: bytes, on_done: SendDone) -> None:
-        """Send the message ``encoded`` on ``link``; if its connection is lost before the
-        receipt, keep it to send again on the next link."""
+    def _send_async_on(
+        self, link: _Link, encoded: bytes, on_done: SendDone, *, resend: bool
+    ) -> None:
+        """Send the message ``encoded`` on ``link`` (a ``resend`` is marked as one); if its
+        connection is lost before the receipt, keep it to send again on the next link."""
 
         def answered(error: Exception | None) -> None:
             if error is not None and link.open.lost is not None and not self._closed:
@@ -460,12 +465,12 @@ class FailoverTransport(Transport):
                     if self._link is link or self._reconnecting:
                         self._resends.append((encoded, on_done))
                         return
-                self._send_async_on(self._current(), encoded, on_done)
+                self._send_async_on(self._current(), encoded, on_done, resend=True)
                 return
             on_done(error)
 
         try:
-            link.open.send_async(decode(encoded), None, answered)
+            link.open.send_async(decode(encoded), None, answered, resend=resend)
         except JMSException as error:
             answered(error)
 
@@ -646,12 +651,12 @@ class FailoverTransport(Transport):
             )
 
     def unsubscribe(self, name: str) -> None:
-        self._retrying(lambda inner: inner.unsubscribe(name))
+        self._retrying(lambda inner, _: inner.unsubscribe(name))
 
     # -- Transport: browsing and range reads ---------------------------------------------------
 
     def browse(self, queue: Queue, selector: str | None, start_seq: int, limit: int) -> BrowsePage:
-        return self._retrying(lambda inner: inner.browse(queue, selector, start_seq, limit))
+        return self._retrying(lambda inner, _: inner.browse(queue, selector, start_seq, limit))
 
     def browse_range(
         self,
@@ -662,7 +667,7 @@ class FailoverTransport(Transport):
         limit: int,
     ) -> BrowsePage:
         return self._retrying(
-            lambda inner: inner.browse_range(source, selector, start_seq, end_seq, limit)
+            lambda inner, _: inner.browse_range(source, selector, start_seq, end_seq, limit)
         )
 
     def browse_range_encoded(
@@ -674,31 +679,31 @@ class FailoverTransport(Transport):
         limit: int,
     ) -> EncodedBrowsePage:
         return self._retrying(
-            lambda inner: inner.browse_range_encoded(source, selector, start_seq, end_seq, limit)
+            lambda inner, _: inner.browse_range_encoded(source, selector, start_seq, end_seq, limit)
         )
 
     def acknowledge_through(
         self, source: RangeSource, seq: int, selector: str | None = None, start_seq: int = 1
     ) -> int:
         return self._retrying(
-            lambda inner: inner.acknowledge_through(source, seq, selector, start_seq)
+            lambda inner, _: inner.acknowledge_through(source, seq, selector, start_seq)
         )
 
     def first_not_due(
         self, source: RangeSource, selector: str | None, start_seq: int, end_seq: int | None
     ) -> int | None:
         return self._retrying(
-            lambda inner: inner.first_not_due(source, selector, start_seq, end_seq)
+            lambda inner, _: inner.first_not_due(source, selector, start_seq, end_seq)
         )
 
     def last_sequence(self, destination: Queue | Topic) -> int:
-        return self._retrying(lambda inner: inner.last_sequence(destination))
+        return self._retrying(lambda inner, _: inner.last_sequence(destination))
 
     def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
-        self._retrying(lambda inner: inner.stage_encoded(queue, tag, encoded))
+        self._retrying(lambda inner, _: inner.stage_encoded(queue, tag, encoded))
 
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
-        return self._retrying(lambda inner: inner.publish_staged(staged, marker))
+        return self._retrying(lambda inner, _: inner.publish_staged(staged, marker))
 
     # -- closing -------------------------------------------------------------------------------
 

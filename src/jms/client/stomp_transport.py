@@ -324,19 +324,29 @@ class StompTransport(Transport):
 
     # -- producing -----------------------------------------------------------------------------
 
-    def send(self, message: Message, transaction_id: int | None) -> None:
-        frame = self._send_frame(message, transaction_id)
+    def send(self, message: Message, transaction_id: int | None, *, resend: bool = False) -> None:
+        """``Transport.send``; a ``resend`` (``jms.client.failover`` sending again what a lost
+        connection did not answer) says so, and a jms broker drops it if it has it already."""
+        frame = self._send_frame(message, transaction_id, resend)
         persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
         if persistent and transaction_id is None:
             self._client.request(frame)
         else:
             self._client.send(frame)
 
-    def send_async(self, message: Message, transaction_id: int | None, on_done: SendDone) -> None:
+    def send_async(
+        self,
+        message: Message,
+        transaction_id: int | None,
+        on_done: SendDone,
+        *,
+        resend: bool = False,
+    ) -> None:
         """Every asynchronous send asks for a RECEIPT (the broker's answer once it has the
         message, durably for a PERSISTENT one) and returns at once; up to ``ASYNC_SEND_WINDOW``
-        of this connection's sends are in flight, a further one waits for a RECEIPT."""
-        frame = self._send_frame(message, transaction_id)
+        of this connection's sends are in flight, a further one waits for a RECEIPT. A
+        ``resend`` is marked as ``send`` marks it."""
+        frame = self._send_frame(message, transaction_id, resend)
         self._send_window.acquire()
 
         def answered(error: Exception | None) -> None:
@@ -349,7 +359,7 @@ class StompTransport(Transport):
             self._send_window.release()
             raise
 
-    def _send_frame(self, message: Message, transaction_id: int | None) -> Frame:
+    def _send_frame(self, message: Message, transaction_id: int | None, resend: bool) -> Frame:
         destination = message.get_jms_destination()
         if destination is None:
             raise InvalidDestinationException(f"cannot send {message!r}: it has no JMSDestination")
@@ -366,6 +376,8 @@ class StompTransport(Transport):
             headers.extend(mapped)
         if transaction_id is not None:
             headers.append(("transaction", f"tx-{transaction_id}"))
+        if resend and self._extended:
+            headers.append(("jms-resend", "true"))
         return Frame("SEND", tuple(headers), body)
 
     # -- transactions --------------------------------------------------------------------------
