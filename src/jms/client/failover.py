@@ -586,8 +586,11 @@ class FailoverTransport(Transport):
                 )
             return
         with self._changed:
+            removed = all(registered is not consumer for registered in self._consumers.values())
             if consumer.link is link:
                 consumer.inner_id = inner_id
+        if removed:  # closed while it was being subscribed again
+            self._quietly(link, lambda inner: inner.remove_consumer(inner_id))
 
     def _subscribed(self, consumer_id: int, forget: bool) -> tuple[_Link, int] | None:
         """The open link and the consumer's id there, if it is subscribed on it."""
