@@ -126,6 +126,31 @@ def test_a_transaction_open_across_a_failover_is_rolled_back_and_its_commit_says
         first.stop()
 
 
+def test_a_transaction_that_only_received_before_a_failover_is_rolled_back_too(
+    broker: Broker,
+) -> None:
+    first_port, second_port = _free_port(), _free_port()
+    first = ServedBroker(broker, port=first_port).start()
+    try:
+        factory = ConnectionFactory(_failover_url(first_port, second_port))
+        with factory.create_connection() as connection:
+            connection.start()
+            connection.create_session().create_producer(Queue("in")).send(TextMessage("job"))
+            session = connection.create_session(Session.SESSION_TRANSACTED)
+            consumer = session.create_consumer(Queue("in"))
+            assert consumer.receive(5000) is not None
+            first.stop()
+            with ServedBroker(broker, port=second_port):
+                with pytest.raises(TransactionRolledBackException):
+                    session.commit()
+                again = consumer.receive(5000)
+                assert again is not None and again.get_jms_redelivered()
+                session.commit()
+                assert consumer.receive(300) is None
+    finally:
+        first.stop()
+
+
 class _ReceiptEater:
     """A TCP proxy to ``upstream_port`` that, once ``armed``, ends both connections instead of
     passing a RECEIPT on (the broker did what the frame asked; the client never hears it), and
