@@ -241,12 +241,17 @@ def test_an_asynchronous_send_whose_receipt_was_lost_completes_once(broker: Brok
         assert consumer.receive(300) is None
 
 
+@pytest.mark.parametrize("store_kind", ["sqlite", "postgresql"])
 def test_a_standby_broker_on_the_same_store_drops_a_send_the_dead_one_had_committed(
-    tmp_path: Path,
+    request: pytest.FixtureRequest, tmp_path: Path, store_kind: str
 ) -> None:
     """The resent copy reaches a new broker opened on the store (what a standby taking over
     does); it knows the message from the store, though the broker that took it is gone."""
-    store_dir = tmp_path / "store"
+    store_dir = (
+        request.getfixturevalue("postgresql_url")
+        if store_kind == "postgresql"
+        else str(tmp_path / "store")
+    )
     first_port, second_port = _free_port(), _free_port()
     dead = Broker(open_store(store_dir), name="dead")
     first = ServedBroker(dead, port=first_port).start()
