@@ -13,12 +13,12 @@ while the application keeps its ``Connection`` and ``Session`` objects:
   buffers is dropped there (``on_interrupted``), to come back the same way;
 - a transaction open across the failover is rolled back: its sends and acknowledgements are
   dropped and its ``commit`` raises ``TransactionRolledBackException``;
-- a non-transacted send whose receipt the lost connection never brought back is sent again; the
-  broker drops it if it had it already (``jms.broker.audit``), so the failover creates no
-  duplicate;
-- calls made while no broker answers wait until one does; ``on_lost`` (the connection's
-  ``ExceptionListener``) hears only that the transport gave up, after ``maxReconnectAttempts``
-  rounds.
+- a non-transacted send whose receipt the lost connection never brought back is sent again,
+  marked as a resend; the broker drops it if it had it already (``jms.broker.audit``), so the
+  failover creates no duplicate;
+- calls that need a broker (sends, commits, new consumers, browsing, range reads) wait while no
+  broker answers; ``on_lost`` (the connection's ``ExceptionListener``) hears only that the
+  transport gave up, after ``maxReconnectAttempts`` rounds.
 
 Temporary destinations belong to the connection that created them and do not survive a failover.
 """
