@@ -77,7 +77,7 @@ def raw_sync_rate(directory: Path, count: int = 300) -> float:
 def _connect(broker: Broker) -> Connection:
     """A client-API connection to ``broker`` (what ConnectionFactory builds for embedded URLs)."""
     return Connection(
-        lambda on_lost: InProcessTransport(broker, None, None, None, on_lost), ClientOptions()
+        lambda on_lost, _: InProcessTransport(broker, None, None, None, on_lost), ClientOptions()
     )
 
 

@@ -315,7 +315,8 @@ _URL_OPTION = typer.Option(
     "-u",
     metavar="URL",
     envvar="JMS_URL",
-    help="The broker, stomp://HOST:PORT, or stomp+ssl://HOST:PORT over TLS.",
+    help="The broker, stomp://HOST:PORT, or stomp+ssl://HOST:PORT over TLS; "
+    "failover:(URL,URL)?OPTIONS for whichever of several is active (docs/ha.md).",
 )
 _USER_OPTION = typer.Option(
     "--user", metavar="USER", envvar="JMS_USER", help="Login (default: anonymous)."
@@ -605,10 +606,16 @@ def _unreachable(error: jms.JMSException, url: str) -> str:
 def _ssl_context(
     url: str, ca: Path | None, cert: Path | None, key: Path | None
 ) -> ssl.SSLContext | None:
-    """The TLS context a ``stomp+ssl://`` URL connects with; None for other URLs."""
+    """The TLS context a ``stomp+ssl://`` URL (or a failover URL listing one) connects with;
+    None for other URLs."""
     from jms.client import client_ssl_context
+    from jms.client.failover import uses_tls
 
-    if not url.startswith("stomp+ssl://"):
+    try:
+        tls = uses_tls(url)
+    except jms.JMSException as error:
+        raise _usage(str(error)) from None
+    if not tls:
         given = [name for name, path in (("--ca", ca), ("--cert", cert), ("--key", key)) if path]
         if given:
             raise _usage(f"{', '.join(given)}: for stomp+ssl:// URLs only; --url is {url}")
@@ -630,15 +637,26 @@ def _connect(
 
 
 def _admin(url: str, user: str | None, password: str | None, tls: ssl.SSLContext | None) -> Any:
+    """An admin client of the broker at ``url``: of a failover URL, the first listed broker
+    that answers (standbys do not)."""
+    from jms.client.failover import broker_urls
     from jms.client.stomp_transport import parse_stomp_url
     from jms.stomp.admin import AdminClient
 
     password = _password(user, password)
+    failure: jms.JMSException | None = None
     try:
-        host, port, _ = parse_stomp_url(url)
-        return AdminClient(host, port, user=user, password=password, ssl_context=tls)
-    except jms.JMSException as error:
-        raise _fail(_unreachable(error, url)) from None
+        for broker_url in broker_urls(url):
+            host, port, secure = parse_stomp_url(broker_url)
+            try:
+                context = tls if secure else None
+                return AdminClient(host, port, user=user, password=password, ssl_context=context)
+            except jms.JMSException as error:
+                failure = error
+    except jms.JMSException as error:  # a malformed URL
+        failure = error
+    assert failure is not None
+    raise _fail(_unreachable(failure, url))
 
 
 def _stdin_text() -> str:

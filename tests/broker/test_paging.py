@@ -460,7 +460,7 @@ def test_the_client_hands_over_a_message_only_once_its_delivery_is_recorded() ->
     store = _HeldStore()
     broker = Broker(store)
     connection = Connection(
-        lambda on_lost: InProcessTransport(broker, None, None, None, on_lost), ClientOptions()
+        lambda on_lost, _: InProcessTransport(broker, None, None, None, on_lost), ClientOptions()
     )
     connection.start()
     consumer = connection.create_session().create_consumer(ORDERS)

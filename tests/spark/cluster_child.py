@@ -18,13 +18,8 @@ from pyspark.sql import functions as F
 import jms.spark
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("url")
-    parser.add_argument("queue")
-    parser.add_argument("output")
-    parser.add_argument("checkpoint")
-    args = parser.parse_args()
+def local_cluster() -> SparkSession:
+    """A session on ``local-cluster[2,1,1024]`` with the ``jms`` format registered."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     spark = (
@@ -37,6 +32,21 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
     jms.spark.register(spark)
+    return spark
+
+
+def executor_count(spark: SparkSession) -> int:
+    return int(spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()) - 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("queue")
+    parser.add_argument("output")
+    parser.add_argument("checkpoint")
+    args = parser.parse_args()
+    spark = local_cluster()
     source = f"queue://{args.queue}"
     frame = (
         spark.read.format("jms")
@@ -64,7 +74,7 @@ def main() -> None:
         .start()
     )
     query.awaitTermination(180)
-    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    executors = executor_count(spark)
     print(
         json.dumps(
             {

@@ -32,11 +32,20 @@ pytestmark = pytest.mark.slow
 
 
 class _BrokerProcess:
-    """``jms broker --store URL --port 0`` and the lines it prints."""
+    """``jms broker --store URL ARGUMENTS`` (``--port 0`` unless given) and the lines it
+    prints."""
 
-    def __init__(self, store: str) -> None:
+    def __init__(self, store: str, *arguments: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _RUN_CLI, "broker", "--store", store, "--port", "0"],
+            [
+                sys.executable,
+                "-c",
+                _RUN_CLI,
+                "broker",
+                "--store",
+                store,
+                *(arguments or ("--port", "0")),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

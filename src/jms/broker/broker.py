@@ -41,11 +41,13 @@ import logging
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple, TypeVar
 from urllib.parse import quote
 
+from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
 from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
@@ -260,7 +262,8 @@ class Broker:
     """A thread-safe in-process JMS broker over a ``MessageStore`` (see the module docstring).
 
     ``authenticator(user, password) -> bool`` decides who may connect (everyone when None);
-    ``clock`` gives the time in epoch milliseconds.
+    ``clock`` gives the time in epoch milliseconds; ``audit_window`` is how many message IDs of
+    non-transacted sends it remembers to drop a send it gets again (``jms.broker.audit``).
     """
 
     def __init__(
@@ -271,6 +274,7 @@ class Broker:
         default_policy: DestinationPolicy | None = None,
         authenticator: Callable[[str | None, str | None], bool] | None = None,
         clock: Callable[[], int] = wall_clock_ms,
+        audit_window: int = DEFAULT_AUDIT_WINDOW,
     ) -> None:
         self.name = name
         self._lock = threading.Lock()
@@ -296,6 +300,7 @@ class Broker:
         self._timer = DeadlineTimer(f"jms-broker-timer[{name}]", self._on_deadline, clock)
         self._pager = Pager(f"jms-broker-pager[{name}]", self._store, self._paged_in)
         self._closed = False
+        self._audit = SendAudit(audit_window)
         self._recover()
 
     def __repr__(self) -> str:
@@ -404,11 +409,19 @@ class Broker:
 
     # -- producing -----------------------------------------------------------------------------
 
-    def send(self, connection_id: int, message: Message, transaction_id: int | None = None) -> None:
+    def send(
+        self,
+        connection_id: int,
+        message: Message,
+        transaction_id: int | None = None,
+        *,
+        resend: bool = False,
+    ) -> None:
         """Route a stamped message to its ``JMSDestination`` (or hold it in a transaction).
         A PERSISTENT message is durable when this returns; a NON_PERSISTENT one never waits for
         the store (what else the call stored — records of deliveries it dispatched — is waited
-        for by whoever receives those).
+        for by whoever receives those). A ``resend`` (a failover client sending again what a lost
+        connection did not answer) whose JMSMessageID the send audit holds is dropped instead.
 
         The broker keeps ``message`` itself: the caller must not change it afterwards.
         """
@@ -418,12 +431,20 @@ class Broker:
             if transaction_id is not None:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
-            work = _Work(self._clock())
-            queues = self._targets(target, message, connection)
-            if target.policy.max_backlog is not None:
-                self._check_room([(target, queues)])
-            self._append(target, message, queues, work)
-            completion = self._finish(work)
+            message_id = message._message_id
+            if resend and message_id is not None and message_id in self._audit:
+                logger.info("dropped a duplicate of %s sent to %s", message_id, target.text)
+                # Its first copy may still be on its way to the store: answer once it is there.
+                completion = self._store.submit(())
+            else:
+                work = _Work(self._clock())
+                queues = self._targets(target, message, connection)
+                if target.policy.max_backlog is not None:
+                    self._check_room([(target, queues)])
+                self._append(target, message, queues, work)
+                if message_id is not None:
+                    self._audit.record(message_id)
+                completion = self._finish(work)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
 
@@ -1930,7 +1951,23 @@ class Broker:
                 logger.warning("store holds entries for unknown queue %r; ignored", key)
                 continue
             self._recover_entries(queue, key, work)
+            self._recover_audit(key)
         self._finish(work).wait()
+
+    def _recover_audit(self, key: str) -> None:
+        """Remember the IDs of the newest messages the store queue ``key`` holds: a client
+        failing over from a broker that died sends again what that broker did not answer."""
+        newest: deque[int] = deque(maxlen=self._audit.window)
+        start = 1
+        while seqs := self._store.read_sequences(key, start, _SEQUENCE_PAGE):
+            newest.extend(seqs)
+            start = seqs[-1] + 1
+        if not newest:
+            return
+        for stored in self._store.read_entries(key, newest[0], None, self._audit.window):
+            message_id = stored.message._message_id
+            if message_id is not None:
+                self._audit.record(message_id)
 
     def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> None:
         """Take a queue's stored entries back: its memory window's worth of messages, the

@@ -84,7 +84,7 @@ class Connection:
 
     def __init__(
         self,
-        open_transport: Callable[[Callable[[JMSException], None]], Transport],
+        open_transport: Callable[[Callable[[JMSException], None], Callable[[], None]], Transport],
         options: ClientOptions,
     ) -> None:
         self._options = options
@@ -100,7 +100,7 @@ class Connection:
         self._used = False
         self._message_ids = itertools.count(1)
         self._message_id_prefix = f"ID:{uuid.uuid4().hex}:"
-        self._transport = open_transport(self._on_lost)
+        self._transport = open_transport(self._on_lost, self._on_interrupted)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "started" if self._started else "stopped"
@@ -253,6 +253,12 @@ class Connection:
         listener = self._exception_listener
         if listener is not None:
             listener(error)
+
+    def _on_interrupted(self) -> None:
+        """The transport lost its broker and is failing over: what the sessions hold from it
+        comes back from the broker it reaches next."""
+        for session in list(self._sessions):
+            session._drop_buffered()
 
     def _forget_session(self, session: Session) -> None:
         with self._lock:

@@ -448,6 +448,14 @@ class Session:
         if tags:
             self._transport.acknowledge(tags)
 
+    def _drop_buffered(self) -> None:
+        """Forget what the consumers hold but the application has not taken (a failover: the
+        broker it reaches next redelivers those messages)."""
+        with self._condition:
+            for consumer in self._consumers:
+                consumer._buffer.take_all()
+                consumer._uncredited = 0
+
     def _forget_consumer(self, consumer: MessageConsumer) -> None:
         with self._condition:
             if consumer in self._consumers:

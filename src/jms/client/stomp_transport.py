@@ -12,8 +12,8 @@ messages, and messages are redelivered by re-subscribing (docs/stomp.md lists th
 A PERSISTENT send outside a transaction waits for the broker's RECEIPT (the broker has the
 message durably), and so do acknowledgements, commits, rollbacks and requeues; NON_PERSISTENT
 sends, sends in a transaction and credit are written without waiting, in order. Deliveries reach the consumers' sinks on the reader thread. A lost connection is never
-re-established: every call then raises ``JMSException`` saying why, and the connection's
-``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
+re-established here (``jms.client.failover`` does that over several of these): every call then
+raises ``JMSException`` saying why, and the connection's ``on_close`` is told once. The transport never stamps headers, never decides acknowledgement
 modes and never keeps a sent message.
 """
 
@@ -225,6 +225,16 @@ class StompTransport(Transport):
         self._max_body = int(max_body) if max_body is not None and max_body.isdigit() else None
         return client
 
+    @property
+    def where(self) -> str:
+        """The URL of the broker this transport is connected to."""
+        return self._url
+
+    @property
+    def lost(self) -> JMSException | None:
+        """Why the connection was lost, or None while it is usable or was closed on purpose."""
+        return self._client.lost
+
     def _check_size(self, body_bytes: int, what: str) -> None:
         """``ResourceAllocationException`` if the broker would refuse a frame body this large
         (it would end the connection, mid-write, without saying why)."""
@@ -314,19 +324,29 @@ class StompTransport(Transport):
 
     # -- producing -----------------------------------------------------------------------------
 
-    def send(self, message: Message, transaction_id: int | None) -> None:
-        frame = self._send_frame(message, transaction_id)
+    def send(self, message: Message, transaction_id: int | None, *, resend: bool = False) -> None:
+        """``Transport.send``; a ``resend`` (``jms.client.failover`` sending again what a lost
+        connection did not answer) says so, and a jms broker drops it if it has it already."""
+        frame = self._send_frame(message, transaction_id, resend)
         persistent = message.get_jms_delivery_mode() == DeliveryMode.PERSISTENT
         if persistent and transaction_id is None:
             self._client.request(frame)
         else:
             self._client.send(frame)
 
-    def send_async(self, message: Message, transaction_id: int | None, on_done: SendDone) -> None:
+    def send_async(
+        self,
+        message: Message,
+        transaction_id: int | None,
+        on_done: SendDone,
+        *,
+        resend: bool = False,
+    ) -> None:
         """Every asynchronous send asks for a RECEIPT (the broker's answer once it has the
         message, durably for a PERSISTENT one) and returns at once; up to ``ASYNC_SEND_WINDOW``
-        of this connection's sends are in flight, a further one waits for a RECEIPT."""
-        frame = self._send_frame(message, transaction_id)
+        of this connection's sends are in flight, a further one waits for a RECEIPT. A
+        ``resend`` is marked as ``send`` marks it."""
+        frame = self._send_frame(message, transaction_id, resend)
         self._send_window.acquire()
 
         def answered(error: Exception | None) -> None:
@@ -339,7 +359,7 @@ class StompTransport(Transport):
             self._send_window.release()
             raise
 
-    def _send_frame(self, message: Message, transaction_id: int | None) -> Frame:
+    def _send_frame(self, message: Message, transaction_id: int | None, resend: bool) -> Frame:
         destination = message.get_jms_destination()
         if destination is None:
             raise InvalidDestinationException(f"cannot send {message!r}: it has no JMSDestination")
@@ -356,6 +376,8 @@ class StompTransport(Transport):
             headers.extend(mapped)
         if transaction_id is not None:
             headers.append(("transaction", f"tx-{transaction_id}"))
+        if resend and self._extended:
+            headers.append(("jms-resend", "true"))
         return Frame("SEND", tuple(headers), body)
 
     # -- transactions --------------------------------------------------------------------------
@@ -824,7 +846,7 @@ class StompTransport(Transport):
         self._client.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "lost" if self._client.lost else "open"
+        state = "closed" if self._closed else "lost" if self.lost else "open"
         return f"<StompTransport {self._url} {state}>"
 
 

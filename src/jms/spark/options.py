@@ -20,6 +20,7 @@ from jms.client import (
     TopicSubscription,
     client_ssl_context,
 )
+from jms.client.failover import uses_tls
 from jms.errors import JMSException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
@@ -115,9 +116,9 @@ def _selector(options: _Options) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class BrokerAddress:
-    """How readers and writers reach the broker: its URL, the login, and for ``stomp+ssl://``
-    the PEM files of a private CA (``ca``) and of a client certificate (``cert``, ``key``),
-    paths that must exist where each reader and writer runs."""
+    """How readers and writers reach the broker: its URL (``failover:(...)`` too, docs/ha.md),
+    the login, and for ``stomp+ssl://`` the PEM files of a private CA (``ca``) and of a client
+    certificate (``cert``, ``key``), paths that must exist where each reader and writer runs."""
 
     url: str
     user: str | None
@@ -134,7 +135,7 @@ class BrokerAddress:
 
     def factory(self, client_id: str | None = None) -> ConnectionFactory:
         ssl_context = None
-        if self.url.startswith("stomp+ssl://"):
+        if uses_tls(self.url):
             ssl_context = client_ssl_context(self.ca, self.cert, self.key)
         return ConnectionFactory(self.url, client_id=client_id, ssl_context=ssl_context)
 
@@ -150,7 +151,11 @@ def _broker(options: _Options) -> BrokerAddress:
             "readers and writers in other processes, so they need a broker on the network)"
         )
     url = url.strip()
-    if not url.startswith("stomp+ssl://"):
+    try:
+        tls = uses_tls(url)
+    except JMSException as error:
+        raise ValueError(f"option url: {error}") from None
+    if not tls:
         for name in ("ca", "cert", "key"):
             options.refuse(name, f"is for a stomp+ssl:// broker URL; option url is {url!r}")
     if (options.text("cert") is None) != (options.text("key") is None):

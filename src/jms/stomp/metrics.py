@@ -2,8 +2,10 @@
 
 ``MetricsCollector(server)`` reads one snapshot per scrape: per queue or subscription its depth,
 in-flight, consumers and counters (from ``Broker.stats()``), and the STOMP server's connection,
-frame, message and byte counters. ``prometheus_text(server)`` is that snapshot in the text
-exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it at ``/metrics``. It reads
+frame, message and byte counters, and ``jms_broker_standby`` 0. ``prometheus_text(server)`` is
+that snapshot in the text exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it
+at ``/metrics``. ``prometheus_text(None)`` is what a standby broker (waiting for its PostgreSQL
+store, docs/ha.md) serves there: ``jms_broker_standby`` 1, and nothing else yet. It reads
 snapshots only: it never changes the broker.
 """
 
@@ -22,6 +24,10 @@ from jms.stomp.server import StompServer
 __all__ = ["PROMETHEUS_CONTENT_TYPE", "MetricsCollector", "prometheus_text"]
 
 PROMETHEUS_CONTENT_TYPE: Final = CONTENT_TYPE_LATEST
+
+_STANDBY_HELP: Final = (
+    "1 while this broker waits as a standby for its store (another broker is active), else 0."
+)
 
 # Per queue or subscription: (metric name, kind, help, QueueStats attribute).
 _QUEUE_METRICS: Final = (
@@ -69,6 +75,7 @@ class MetricsCollector(Collector):
         self._server = server
 
     def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("jms_broker_standby", _STANDBY_HELP, value=0)
         stats: list[QueueStats] = self._server.broker.stats()
         for name, kind, help_text, attribute in _QUEUE_METRICS:
             family = _family(name, kind, help_text, ["queue", "destination"])
@@ -116,8 +123,14 @@ class MetricsCollector(Collector):
         yield frames
 
 
-def prometheus_text(server: StompServer) -> bytes:
-    """The metrics of ``server`` and its broker in the Prometheus text exposition format."""
+class _StandbyCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield GaugeMetricFamily("jms_broker_standby", _STANDBY_HELP, value=1)
+
+
+def prometheus_text(server: StompServer | None) -> bytes:
+    """The metrics of ``server`` and its broker in the Prometheus text exposition format; with
+    None, a standby's."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(MetricsCollector(server))
+    registry.register(_StandbyCollector() if server is None else MetricsCollector(server))
     return generate_latest(registry)

@@ -1090,7 +1090,12 @@ class _ClientConnection(asyncio.Protocol):
         )
         broker_id = self._broker_id
         assert broker_id is not None
-        self._broker.send(broker_id, message, self._transaction_named(headers.get("transaction")))
+        self._broker.send(
+            broker_id,
+            message,
+            self._transaction_named(headers.get("transaction")),
+            resend=self._extensions and _flag(frame, "jms-resend"),
+        )
         self._counters.messages_received += 1
 
     def _resolve_reply_to(self, text: str) -> Destination:

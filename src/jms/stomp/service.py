@@ -20,6 +20,7 @@ import gc
 import json
 import logging
 import signal
+import ssl
 import threading
 import time
 import tomllib
@@ -185,7 +186,9 @@ async def serve(
         store = DeferredStore(MemoryStore())
         store_text = "in memory (not durable)"
     elif is_postgresql_url(options.store):
-        opened = await _open_shared_store(str(options.store), options, stop, announce, lost)
+        opened = await _open_shared_store(
+            str(options.store), options, stop, announce, lost, ssl_context
+        )
         if opened is None:
             announce("jms broker stopped: it was a standby and never became active")
             return
@@ -281,15 +284,38 @@ async def _open_shared_store(
     stop: asyncio.Event,
     announce: Callable[[str], None],
     lost: list[JMSException],
+    ssl_context: ssl.SSLContext | None,
 ) -> MessageStore | None:
     """The PostgreSQL store at ``url``, once this broker holds its lock: while another broker
-    does, this one is a standby — it says so and waits, listening on nothing — until it gets
-    the lock (None if ``stop`` is set first). Losing the store's session later puts the error
-    in ``lost`` and sets ``stop``: an active broker that may no longer hold the lock stops
-    serving at once."""
+    does, this one is a standby — it says so and waits, listening for no client (its HTTP and
+    metrics ports serve ``/metrics`` only, saying it is a standby) — until it gets the lock
+    (None if ``stop`` is set first). Losing the store's session later puts the error in
+    ``lost`` and sets ``stop``: an active broker that may no longer hold the lock stops serving
+    at once."""
     store_class = postgresql_module().PostgreSQLStore
     loop = asyncio.get_running_loop()
     stop_waiting = threading.Event()
+    standby_http: list[HttpServer] = []
+    standby_tasks: list[asyncio.Task[None]] = []
+    failed: list[OSError] = []
+
+    async def serve_standby_metrics(line: str) -> None:
+        try:
+            for port, option in (
+                (options.http_port, "--http-port"),
+                (options.metrics_port, "--metrics-port"),
+            ):
+                if port is not None:
+                    http = HttpServer(
+                        None, options.host, port, console=False, ssl_context=ssl_context
+                    )
+                    await _listen(http.start(), "metrics", options.host, (port, option))
+                    standby_http.append(http)
+        except OSError as error:
+            failed.append(error)
+            stop_waiting.set()
+            return
+        announce(line)
 
     def standby() -> None:
         line = (
@@ -297,7 +323,11 @@ async def _open_shared_store(
             f"active broker; waiting to take over (not listening on {options.host}:"
             f"{options.port if options.port is not None else options.tls_port})"
         )
-        loop.call_soon_threadsafe(announce, line)
+
+        def on_loop() -> None:
+            standby_tasks.append(asyncio.create_task(serve_standby_metrics(line)))
+
+        loop.call_soon_threadsafe(on_loop)
 
     def store_lost(error: JMSException) -> None:
         def stop_serving() -> None:
@@ -311,19 +341,28 @@ async def _open_shared_store(
         stop_waiting.set()
 
     relay = asyncio.create_task(relay_stop())
+    store: MessageStore | None = None
     try:
-        return await loop.run_in_executor(
+        store = await loop.run_in_executor(
             None,
             lambda: store_class(
                 url, on_standby=standby, stop_waiting=stop_waiting, on_lost=store_lost
             ),
         )
     except IllegalStateException:
-        if stop.is_set():
-            return None
-        raise
+        if not (stop.is_set() or failed):
+            raise
     finally:
         relay.cancel()
+        for task in standby_tasks:
+            await task
+        for http in standby_http:  # the active broker serves these ports itself
+            await http.close()
+    if failed:
+        if store is not None:
+            await loop.run_in_executor(None, store.close)
+        raise failed[0]
+    return store
 
 
 async def _listen(

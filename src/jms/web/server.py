@@ -4,7 +4,8 @@
 ``/metrics`` (``jms.stomp.metrics``) and the web console (``/`` and its ``/api``,
 ``jms.web.console``); ``allowed_origins`` are the other sites whose pages may open ``/stomp``
 (``jms.web.websocket.serve_stomp``). ``HttpServer(stomp, host, port, console=False)`` serves ``/metrics``
-alone: what ``jms broker --metrics-port`` runs. Closing it ends its WebSocket connections (their
+alone: what ``jms broker --metrics-port`` runs; ``HttpServer(None, host, port, console=False)``
+serves a standby broker's ``/metrics`` (``jms_broker_standby`` 1) while it waits for its store. Closing it ends its WebSocket connections (their
 STOMP connections are the ``StompServer``'s, closed with it) and the console's broker connection.
 """
 
@@ -40,7 +41,7 @@ class HttpServer:
 
     def __init__(
         self,
-        stomp: StompServer,
+        stomp: StompServer | None,
         host: str,
         port: int,
         *,
@@ -53,7 +54,9 @@ class HttpServer:
         self._allowed_origins = frozenset(allowed_origins)
         self.host = host
         self._requested_port = port
-        self._console = ConsoleApi(stomp) if console else None
+        if console and stomp is None:
+            raise IllegalStateException("a standby's HttpServer serves /metrics only")
+        self._console = ConsoleApi(stomp) if console and stomp is not None else None
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
 
@@ -122,6 +125,7 @@ class HttpServer:
         return response
 
     async def _stomp_socket(self, request: web.Request) -> web.StreamResponse:
+        assert self._stomp is not None  # only a console's app routes /stomp here
         return await serve_stomp(request, self._stomp, self._allowed_origins)
 
     async def _page(self, request: web.Request) -> web.Response:

@@ -1,0 +1,84 @@
+"""The broker's send audit (jms.broker.audit): a resend (a failover client sending again what a
+lost connection did not answer) of a non-transacted send it has — same JMSMessageID, within the
+window — is dropped, also by a broker opened later on the same store; other sends never are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jms.broker import Broker, ConsumerSpec
+from jms.broker.audit import SendAudit
+from jms.message import DeliveryMode, Queue, TextMessage
+from jms.store.sqlite import SQLiteStore
+from tests.broker.conftest import Recorder
+
+
+def _message(message_id: str, text: str = "x") -> TextMessage:
+    message = TextMessage(text)
+    message.set_jms_destination(Queue("audited"))
+    message.set_jms_message_id(message_id)
+    message.set_jms_delivery_mode(DeliveryMode.PERSISTENT)
+    return message
+
+
+def _delivered(broker: Broker, connection_id: int) -> list[str]:
+    recorder = Recorder()
+    broker.add_consumer(connection_id, ConsumerSpec(Queue("audited"), prefetch=100), recorder)
+    return recorder.texts()
+
+
+def test_a_resend_with_a_message_id_the_broker_has_is_dropped(
+    broker: Broker, connection_id: int
+) -> None:
+    broker.send(connection_id, _message("ID:a:1", "first"))
+    broker.send(connection_id, _message("ID:a:1", "again"), resend=True)
+    broker.send(connection_id, _message("ID:a:2", "second"), resend=True)
+    assert _delivered(broker, connection_id) == ["first", "second"]
+
+
+def test_a_send_that_is_no_resend_is_taken_whatever_its_message_id(
+    broker: Broker, connection_id: int
+) -> None:
+    """A dead letter moved back keeps its JMSMessageID: the audit must not swallow it."""
+    broker.send(connection_id, _message("ID:m:1", "first"))
+    broker.send(connection_id, _message("ID:m:1", "moved back"))
+    assert _delivered(broker, connection_id) == ["first", "moved back"]
+
+
+def test_a_resend_of_a_transacted_send_is_taken(broker: Broker, connection_id: int) -> None:
+    transaction = broker.begin(connection_id)
+    broker.send(connection_id, _message("ID:t:1", "in a transaction"), transaction)
+    broker.commit(connection_id, transaction)
+    broker.send(connection_id, _message("ID:t:1", "not a resend"), resend=True)
+    assert _delivered(broker, connection_id) == ["in a transaction", "not a resend"]
+
+
+def test_the_audit_forgets_the_oldest_ids_beyond_its_window() -> None:
+    audit = SendAudit(window=3)
+    for n in range(5):
+        audit.record(f"ID:{n}")
+    assert len(audit) == 3
+    assert "ID:1" not in audit and "ID:2" in audit and "ID:4" in audit
+    with pytest.raises(ValueError, match="got 0"):
+        SendAudit(window=0)
+
+
+def test_a_broker_opened_on_the_store_knows_the_messages_another_one_committed(
+    tmp_path: Path,
+) -> None:
+    first = Broker(SQLiteStore(tmp_path / "store"), name="first")
+    connection_id = first.connect()
+    for n in range(5):
+        first.send(connection_id, _message(f"ID:b:{n}", f"m{n}"))
+    first.close()
+    second = Broker(SQLiteStore(tmp_path / "store"), name="second", audit_window=3)
+    try:
+        connection_id = second.connect()
+        # The newest three are known; an older one (beyond the window) is taken as new.
+        for n in (4, 2, 1):
+            second.send(connection_id, _message(f"ID:b:{n}", f"resent m{n}"), resend=True)
+        assert _delivered(second, connection_id) == ["m0", "m1", "m2", "m3", "m4", "resent m1"]
+    finally:
+        second.close()
