@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import jms.broker.broker
 from jms.broker import Broker, ConsumerSpec
 from jms.broker.audit import SendAudit
-from jms.message import DeliveryMode, Queue, TextMessage
+from jms.message import DeliveryMode, Queue, TextMessage, Topic
 from jms.store.sqlite import SQLiteStore
 from tests.broker.conftest import Recorder
 
@@ -80,5 +81,38 @@ def test_a_broker_opened_on_the_store_knows_the_messages_another_one_committed(
         for n in (4, 2, 1):
             second.send(connection_id, _message(f"ID:b:{n}", f"resent m{n}"), resend=True)
         assert _delivered(second, connection_id) == ["m0", "m1", "m2", "m3", "m4", "resent m1"]
+    finally:
+        second.close()
+
+
+def test_a_broker_opening_a_store_reads_only_the_newest_messages_of_each_queue_and_subscription(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jms.broker.broker, "_AUDIT_RECOVERED_PER_QUEUE", 2)
+    first = Broker(SQLiteStore(tmp_path / "store"), name="first")
+    connection_id = first.connect(client_id="audit")
+    reader = first.add_consumer(
+        connection_id,
+        ConsumerSpec(Topic("news"), subscription_name="reader", durable=True),
+        Recorder(),
+    )
+    first.remove_consumer(connection_id, reader)
+    for n in range(4):
+        first.send(connection_id, _message(f"ID:q:{n}", f"m{n}"))
+        news = _message(f"ID:t:{n}", f"n{n}")
+        news.set_jms_destination(Topic("news"))
+        first.send(connection_id, news)
+    first.close()
+    second = Broker(SQLiteStore(tmp_path / "store"), name="second")
+    try:
+        connection_id = second.connect()
+        for n in (3, 2):  # the newest two of each log are known
+            for message_id in (f"ID:q:{n}", f"ID:t:{n}"):
+                resent = _message(message_id, "duplicate")
+                if message_id.startswith("ID:t"):
+                    resent.set_jms_destination(Topic("news"))
+                second.send(connection_id, resent, resend=True)
+        second.send(connection_id, _message("ID:q:1", "older, taken again"), resend=True)
+        assert _delivered(second, connection_id) == ["m0", "m1", "m2", "m3", "older, taken again"]
     finally:
         second.close()

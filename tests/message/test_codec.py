@@ -28,6 +28,7 @@ from jms.message.codec import (
     encode_redelivered,
     encode_with_bodies,
     header_times,
+    message_id_of,
     restamped,
     split_bytes_message,
     with_redelivered,
@@ -369,3 +370,17 @@ def test_reading_the_fixed_header_of_what_is_not_a_message_is_refused(data: byte
         header_times(data)
     with pytest.raises(MessageFormatException, match="cannot read the fixed header"):
         with_redelivered(data, True)
+
+
+@given(messages())
+def test_the_message_id_is_read_without_decoding(message: Message) -> None:
+    assert message_id_of(encode(message)) == message.get_jms_message_id()
+
+
+@given(messages(), st.data())
+def test_a_message_id_cut_off_is_refused(message: Message, data: st.DataObject) -> None:
+    message.set_jms_message_id("ID:cut-" + "x" * 40)
+    encoded = encode(message)
+    cut = data.draw(st.integers(min_value=0, max_value=encoded.index(b"ID:cut-") + 46))
+    with pytest.raises(MessageFormatException):
+        message_id_of(encoded[:cut])

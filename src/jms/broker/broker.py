@@ -41,7 +41,6 @@ import logging
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple, TypeVar
@@ -91,6 +90,7 @@ from jms.message.codec import (
     encode_redelivered,
     encode_with_bodies,
     header_times,
+    message_id_of,
     restamped,
     with_redelivered,
 )
@@ -131,6 +131,10 @@ _RECOVERY_PAGE = 1000
 _PAGE_IN_LIMIT = 1000
 # Sequence numbers read per call while recovering a queue's paged-out entries.
 _SEQUENCE_PAGE = 65_536
+# Per queue or durable subscription, how many of its newest stored messages a broker opening a
+# store remembers in its send audit: more than the sends a failover can leave unanswered (a
+# client holds at most 512 asynchronous sends, or one synchronous, per producer).
+_AUDIT_RECOVERED_PER_QUEUE = 4096
 
 # Reads of a publish_staged before the marker queue it names stops changing under it.
 _PUBLISH_ATTEMPTS = 3
@@ -1950,28 +1954,23 @@ class Broker:
             if queue is None:
                 logger.warning("store holds entries for unknown queue %r; ignored", key)
                 continue
-            self._recover_entries(queue, key, work)
-            self._recover_audit(key)
+            self._recover_audit(key, self._recover_entries(queue, key, work))
         self._finish(work).wait()
 
-    def _recover_audit(self, key: str) -> None:
-        """Remember the IDs of the newest messages the store queue ``key`` holds: a client
-        failing over from a broker that died sends again what that broker did not answer."""
-        newest: deque[int] = deque(maxlen=self._audit.window)
-        start = 1
-        while seqs := self._store.read_sequences(key, start, _SEQUENCE_PAGE):
-            newest.extend(seqs)
-            start = seqs[-1] + 1
-        if not newest:
-            return
-        for stored in self._store.read_entries(key, newest[0], None, self._audit.window):
-            message_id = stored.message._message_id
+    def _recover_audit(self, key: str, last_seq: int) -> None:
+        """Remember the IDs of the newest messages the store queue ``key`` holds (the last
+        numbered ``last_seq``): a client failing over from a broker that died sends again
+        what that broker did not answer, which is among the newest it took."""
+        newest = min(self._audit.window, _AUDIT_RECOVERED_PER_QUEUE)
+        start = max(1, last_seq - newest + 1)
+        for stored in self._store.read_encoded_entries(key, start, None, newest):
+            message_id = message_id_of(stored.data)
             if message_id is not None:
                 self._audit.record(message_id)
 
-    def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> None:
+    def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> int:
         """Take a queue's stored entries back: its memory window's worth of messages, the
-        sequence numbers of the rest (paged out)."""
+        sequence numbers of the rest (paged out). Return the highest sequence number held."""
         window = self._policy_of(queue).memory_window
         start = 1
         while window is None or queue.waiting < window:
@@ -1979,16 +1978,18 @@ class Broker:
             page = self._store.read_entries(key, start, None, want)
             for stored in page:
                 self._admit(queue, self._entry_from_store(stored), work)
+            if page:
+                start = page[-1].seq + 1
             if len(page) < want:
-                return
-            start = page[-1].seq + 1
+                return start - 1
         while True:
             seqs = self._store.read_sequences(key, start, _SEQUENCE_PAGE)
             for seq in seqs:
                 queue.page_out(seq, None)
+            if seqs:
+                start = seqs[-1] + 1
             if len(seqs) < _SEQUENCE_PAGE:
-                return
-            start = seqs[-1] + 1
+                return start - 1
 
     @staticmethod
     def _entry_from_store(stored: StoredEntry) -> Entry:

@@ -51,6 +51,7 @@ __all__ = [
     "encode_redelivered",
     "encode_with_bodies",
     "header_times",
+    "message_id_of",
     "restamped",
     "split_bytes_message",
     "with_redelivered",
@@ -289,6 +290,31 @@ def header_times(data: bytes) -> tuple[int, int]:
     without decoding the rest."""
     check_fixed_header(data)
     return _TIMES.unpack_from(data, _TIMES_AT)  # type: ignore[return-value]
+
+
+def message_id_of(data: bytes) -> str | None:
+    """The JMSMessageID of an encoded message (None when it has none), read without decoding the
+    rest; ``MessageFormatException`` when the bytes cannot hold it."""
+    check_fixed_header(data)
+    fields = _FIXED.unpack_from(data)
+    bits, property_count = fields[6], fields[12]
+    if not bits & _HAS_MESSAGE_ID:
+        return None
+    start = _FIXED.size + 4 * ((bits & _STRING_BITS).bit_count() + property_count)
+    if len(data) < start:
+        raise MessageFormatException(
+            f"an encoding of {len(data)} bytes ends inside its string lengths ({start} bytes)"
+        )
+    (length,) = _U32.unpack_from(data, _FIXED.size)
+    if len(data) < start + length:
+        raise MessageFormatException(
+            f"an encoding of {len(data)} bytes ends inside its JMSMessageID ({length} bytes from "
+            f"byte {start})"
+        )
+    try:
+        return data[start : start + length].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as error:
+        raise MessageFormatException(f"the JMSMessageID is not UTF-8: {error}") from None
 
 
 def with_redelivered(data: bytes, redelivered: bool) -> bytes:
