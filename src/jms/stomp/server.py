@@ -844,10 +844,11 @@ class _ClientConnection(asyncio.Protocol):
         ):
             _, _, receipt, close_after, headers = receipts.popleft()
             if receipt is not None:
-                frame = receipt_frame(receipt)
                 if headers:
-                    frame = Frame("RECEIPT", (*frame.headers, *headers))
-                self._write(self._conn.send(frame))
+                    frame = receipt_frame(receipt)
+                    self._write(self._conn.send(Frame("RECEIPT", (*frame.headers, *headers))))
+                else:
+                    self._write(self._conn.receipt(receipt))
             if close_after:
                 self._close()
 
