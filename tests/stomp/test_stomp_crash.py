@@ -10,6 +10,11 @@ drains what is left, and holds the side logs to the same promises as the embedde
 crash test (``tests/store/test_crash.py``): nothing whose send or commit returned is lost, nothing
 acknowledged comes back, a repeated delivery is marked redelivered with a delivery count to
 match, and transactions are all or nothing. Every process is killed and reaped, whatever happens.
+
+A second test races the group commit on purpose: raw STOMP clients in this process, a producer
+pipelining receipted PERSISTENT SENDs and a consumer acknowledging (with receipts) each message
+the moment it arrives — often before the batch storing it is written, when the two may be
+written together (the message not at all) or apart — and the same promises are held.
 """
 
 from __future__ import annotations
