@@ -8,9 +8,10 @@ asks for a RECEIPT with up to ``--window`` of them outstanding per producer (the
 message durably when it answers). Consumers subscribe with ``ack:client`` and a prefetch of 1000 and acknowledge
 cumulatively every 100 messages. Every message carries its send time; a consumer's receive time
 minus it is the message's latency (p50/p99; it includes any backlog queueing). Throughput is
-messages / (last receive − first send). Each row runs ``--repeat`` times (default 3) on fresh
-queues and its best run counts, which keeps other load on the machine out of the figures; an
-untimed warm-up run on each broker comes first. Every broker keeps PERSISTENT messages on disk
+messages / (last receive − first send). Every broker is started first and each row runs
+``--repeat`` times (default 3) on each, on fresh queues, the brokers taking turns run by run;
+the best run of each counts. Both keep other load on the machine (which comes and goes) out of
+the ratios as far as one run can; an untimed warm-up run on each broker comes first. Every broker keeps PERSISTENT messages on disk
 (ours: the embedded SQLite store; ActiveMQ: KahaDB; RabbitMQ: its message store, for a
 ``persistent:true`` message on a durable queue) and answers such a SEND's receipt once it has
 them (RabbitMQ: once its publisher confirm comes). The table puts the brokers side by side with
@@ -41,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -332,22 +333,32 @@ PEERS = (
 )
 
 
-def _bench(name: str, target: Target, messages: int, window: int, repeat: int) -> dict[str, Result]:
-    print(f"  {name}: {target.server}", flush=True)
-    # Warm up (a JVM compiles its hot paths): a short untimed run of each kind first.
-    for warm_up in (Scenario(1, 1, False), Scenario(1, 1, True)):
-        asyncio.run(_run(target, warm_up, max(1000, messages // 10), window, f"{name}-warm"))
-    results = {}
+def _bench(
+    targets: dict[str, Target], messages: int, window: int, repeat: int
+) -> dict[str, dict[str, Result]]:
+    """Each scenario's best run on each broker (name -> scenario label -> result). The brokers
+    take turns run by run, so that load from elsewhere on the machine, which comes and goes,
+    weighs on all of them alike rather than on whichever ran during it."""
+    for name, target in targets.items():
+        print(f"  {name}: {target.server}", flush=True)
+        # Warm up (a JVM compiles its hot paths): a short untimed run of each kind first.
+        for warm_up in (Scenario(1, 1, False), Scenario(1, 1, True)):
+            asyncio.run(_run(target, warm_up, max(1000, messages // 10), window, f"{name}-warm"))
+    results: dict[str, dict[str, Result]] = {name: {} for name in targets}
     for scenario in SCENARIOS:
         count = messages * (2 if scenario.producers > 1 else 1)
-        runs = [asyncio.run(_run(target, scenario, count, window, name)) for _ in range(repeat)]
-        result = max(runs, key=lambda run: run.rate)  # the run least disturbed by the machine
-        results[scenario.label] = result
-        print(
-            f"  {name:8} {scenario.label:28} {result.rate:9.0f} msg/s  "
-            f"p50 {result.percentile(0.5):8.1f} ms  p99 {result.percentile(0.99):8.1f} ms",
-            flush=True,
-        )
+        runs: dict[str, list[Result]] = {name: [] for name in targets}
+        for _ in range(repeat):
+            for name, target in targets.items():
+                runs[name].append(asyncio.run(_run(target, scenario, count, window, name)))
+        for name in targets:
+            result = max(runs[name], key=lambda run: run.rate)  # the least disturbed run
+            results[name][scenario.label] = result
+            print(
+                f"  {name:8} {scenario.label:28} {result.rate:9.0f} msg/s  "
+                f"p50 {result.percentile(0.5):8.1f} ms  p99 {result.percentile(0.99):8.1f} ms",
+                flush=True,
+            )
     return results
 
 
@@ -376,24 +387,24 @@ def main() -> None:
     print(
         f"STOMP bench: 1 KiB messages, {options.messages} per 1P/1C row, receipt window {options.window}"
     )
-    ours: dict[str, Result] = {}
-    if options.only in (None, "jms"):
-        with jms_broker_process() as target:
-            ours = _bench("jms", target, options.messages, options.window, options.repeat)
-    theirs: dict[str, dict[str, Result]] = {}  # peer title -> scenario label -> result
     skipped: list[str] = []
-    for peer in PEERS:
-        if options.only not in (None, peer.name):
-            continue
-        reason = peer.unavailable()
-        if reason is not None:
-            skipped.append(f"{peer.title} skipped: {reason}")
-            print(f"  {peer.name} skipped: {reason}", flush=True)
-            continue
-        with peer.start() as target:
-            theirs[peer.title] = _bench(
-                peer.name, target, options.messages, options.window, options.repeat
-            )
+    with ExitStack() as running:
+        targets: dict[str, Target] = {}
+        if options.only in (None, "jms"):
+            targets["jms"] = running.enter_context(jms_broker_process())
+        for peer in PEERS:
+            if options.only not in (None, peer.name):
+                continue
+            reason = peer.unavailable()
+            if reason is not None:
+                skipped.append(f"{peer.title} skipped: {reason}")
+                print(f"  {peer.name} skipped: {reason}", flush=True)
+                continue
+            targets[peer.name] = running.enter_context(peer.start())
+        measured = _bench(targets, options.messages, options.window, options.repeat)
+    ours = measured.get("jms", {})
+    # peer title -> scenario label -> result
+    theirs = {peer.title: measured[peer.name] for peer in PEERS if peer.name in measured}
     print()
     titles = ["jms", *(peer.title for peer in PEERS)]
     print(

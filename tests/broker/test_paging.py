@@ -19,6 +19,7 @@ from jms.broker import (
     SubscriptionName,
     wall_clock_ms,
 )
+from jms.client import MessageConsumer, Session
 from jms.client.connection import Connection
 from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
@@ -456,30 +457,65 @@ def test_a_message_whose_number_is_not_durably_reserved_waits_for_the_reservatio
     broker.close()
 
 
-def test_the_client_hands_over_a_message_only_once_its_delivery_is_recorded() -> None:
+def _held_store_consumer() -> tuple[_HeldStore, Broker, Connection, MessageConsumer, int]:
+    """A broker on a ``_HeldStore``, a started in-process client with a CLIENT_ACKNOWLEDGE
+    consumer of ORDERS (receiving waits for no acknowledgement) that got a first message, and
+    a broker connection to send with."""
     store = _HeldStore()
     broker = Broker(store)
     connection = Connection(
         lambda on_lost, _: InProcessTransport(broker, None, None, None, on_lost), ClientOptions()
     )
     connection.start()
-    consumer = connection.create_session().create_consumer(ORDERS)
+    session = connection.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+    consumer = session.create_consumer(ORDERS)
     sender = broker.connect()
     broker.send(sender, _message("first"))  # reserves the queue's first block of numbers
     assert consumer.receive(1000) is not None
-    store.holding = True
-    # The send's batch appends the message and records its delivery; it is not durable yet.
-    sending = threading.Thread(target=broker.send, args=(sender, _message("a")))
-    sending.start()
+    return store, broker, connection, consumer, sender
+
+
+def _receive_in_thread(consumer: MessageConsumer) -> tuple[threading.Thread, list[object]]:
     received: list[object] = []
     receiving = threading.Thread(target=lambda: received.append(consumer.receive(5000)))
     receiving.start()
+    return receiving, received
+
+
+def test_the_client_hands_over_a_message_only_once_its_delivery_is_recorded() -> None:
+    store, broker, connection, consumer, sender = _held_store_consumer()
+    store.holding = True
+    # A transaction's commit appends its message and records its delivery in one batch, not
+    # durable yet: a crash now could lose the record while the message stays.
+    transaction = broker.begin(sender)
+    broker.send(sender, _message("a"), transaction)
+    committing = threading.Thread(target=broker.commit, args=(sender, transaction))
+    committing.start()
+    receiving, received = _receive_in_thread(consumer)
     receiving.join(0.3)
     assert receiving.is_alive() and received == []  # delivered by the broker, not handed over
     store.release()
     receiving.join(5)
-    sending.join(5)
+    committing.join(5)
     assert [m.get_text() for m in received] == ["a"]  # type: ignore[attr-defined]
+    connection.close()
+    broker.close()
+
+
+def test_a_plain_sends_message_is_handed_over_before_its_batch_is_durable() -> None:
+    store, broker, connection, consumer, sender = _held_store_consumer()
+    store.holding = True
+    # The send's batch appends the message and records its delivery: both are durable
+    # together or not at all, so the consumer need not wait (a crash would take the message
+    # too, and its sender never heard it was stored).
+    sending = threading.Thread(target=broker.send, args=(sender, _message("a")))
+    sending.start()
+    receiving, received = _receive_in_thread(consumer)
+    receiving.join(5)
+    assert [m.get_text() for m in received] == ["a"]  # type: ignore[attr-defined]
+    assert sending.is_alive()  # the PERSISTENT send still waits for its batch
+    store.release()
+    sending.join(5)
     connection.close()
     broker.close()
 

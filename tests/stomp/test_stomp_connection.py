@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jms.stomp import (
     ConnectRequest,
@@ -365,3 +367,30 @@ def test_an_error_sent_while_iterating_stops_the_iteration() -> None:
     connection.send(error_frame("quota exceeded"))
     with pytest.raises(StompUsageError, match="the connection is closed"):
         next(events)
+
+
+@given(receipt_id=st.text())
+@pytest.mark.parametrize("version", list(Version))
+def test_receipt_writes_what_send_writes_for_the_receipt_frame(
+    version: Version, receipt_id: str
+) -> None:
+    connection = connected(version)
+    try:
+        expected: bytes | type[Exception] = connection.send(receipt_frame(receipt_id))
+    except ValueError:
+        expected = ValueError
+    if expected is ValueError:
+        with pytest.raises(ValueError):
+            connection.receipt(receipt_id)
+    else:
+        assert connection.receipt(receipt_id) == expected
+
+
+def test_receipt_after_disconnect_and_after_an_error() -> None:
+    connection = connected()
+    connection.feed(b"DISCONNECT\nreceipt:bye\n\n\x00")
+    list(connection.feed(b""))
+    assert connection.receipt("bye") == b"RECEIPT\nreceipt-id:bye\n\n\x00\n"
+    connection.send(error_frame("gone"))
+    with pytest.raises(StompUsageError, match="the connection is closed"):
+        connection.receipt("late")

@@ -10,10 +10,17 @@ drains what is left, and holds the side logs to the same promises as the embedde
 crash test (``tests/store/test_crash.py``): nothing whose send or commit returned is lost, nothing
 acknowledged comes back, a repeated delivery is marked redelivered with a delivery count to
 match, and transactions are all or nothing. Every process is killed and reaped, whatever happens.
+
+A second test races the group commit on purpose: raw STOMP clients in this process, a producer
+pipelining receipted PERSISTENT SENDs and a consumer acknowledging (with receipts) each message
+the moment it arrives — often before the batch storing it is written, when the two may be
+written together (the message not at all) or apart — and the same promises are held.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import os
 import random
 import re
@@ -22,10 +29,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
+from jms.stomp import Frame, FrameParser, Role, Version
 from tests.store.test_crash import _drain, _History, _lines, assert_promises_kept
 
 CHILD = Path(__file__).with_name("stomp_crash_child.py")
@@ -138,4 +148,127 @@ def test_a_killed_broker_process_loses_and_repeats_nothing_promised(
     assert any(
         fields[0] == "V" for r in range(ROUNDS) for fields in _lines(logs / f"consumer-{r}.log")
     )
+    assert_promises_kept(history, left, context)
+
+
+async def _ack_on_arrival_round(
+    url: str, broker_pid: int, history: _History, round_: int, run_for: float, early: list[str]
+) -> None:
+    """A producer pipelining PERSISTENT sends (each with a receipt) and a consumer that
+    acknowledges each message (with a receipt) the moment it arrives, often before the group
+    commit that stores it; the broker is killed after ``run_for`` seconds. What the receipts
+    said goes into ``history``; ``early`` gets each message delivered before its send's receipt
+    came."""
+    host, port = url.removeprefix("stomp://").split(":")
+    receipted: set[str] = set()
+
+    async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, FrameParser]:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"CONNECT\naccept-version:1.2\nhost:localhost\nheart-beat:0,0\n\n\0")
+        parser = FrameParser(Role.SERVER, version=Version.V1_2)
+        return reader, writer, parser
+
+    async def frames(reader: asyncio.StreamReader, parser: FrameParser) -> AsyncIterator[Frame]:
+        """The frames the broker sends, until it dies."""
+        while True:
+            try:
+                data = await reader.read(65536)
+            except ConnectionError:
+                return
+            if not data:
+                return
+            for event in parser.feed(data):
+                if isinstance(event, Frame):
+                    yield event
+
+    async def produce() -> None:
+        reader, writer, parser = await connect()
+        window = asyncio.Semaphore(50)
+
+        async def send() -> None:
+            for number in itertools.count():
+                await window.acquire()
+                uid = f"u{round_}-{number}"
+                writer.write(
+                    f"SEND\ndestination:/queue/crash\npersistent:true\nuid:{uid}\n"
+                    f"receipt:{uid}\ncontent-length:3\n\nabc\0".encode()
+                )
+                await writer.drain()
+
+        sending = asyncio.create_task(send())
+        async for frame in frames(reader, parser):
+            if frame.command == "RECEIPT":
+                uid = frame.header("receipt-id") or ""
+                history.sent.add(uid)
+                receipted.add(uid)
+                window.release()
+        sending.cancel()
+        with suppress(asyncio.CancelledError, ConnectionError):
+            await sending
+
+    async def consume(subscribed: asyncio.Event) -> None:
+        reader, writer, parser = await connect()
+        writer.write(
+            b"SUBSCRIBE\nid:1\ndestination:/queue/crash\nack:client-individual\n"
+            b"activemq.prefetchSize:100\nreceipt:subscribed\n\n\0"
+        )
+        acknowledging: dict[str, str] = {}  # ack receipt -> uid
+        async for frame in frames(reader, parser):
+            if frame.command == "RECEIPT" and frame.header("receipt-id") == "subscribed":
+                subscribed.set()
+            elif frame.command == "RECEIPT":
+                uid = acknowledging.pop(frame.header("receipt-id") or "")
+                history.position += 1
+                history.acknowledged[uid] = history.position
+            elif frame.command == "MESSAGE":
+                uid = frame.header("uid") or ""
+                count = int(frame.header("JMSXDeliveryCount") or "0")
+                history.delivered(uid, frame.header("redelivered") == "true", count)
+                if uid not in receipted:
+                    early.append(uid)
+                acknowledging[f"a-{uid}"] = uid
+                writer.write(f"ACK\nid:{frame.header('ack')}\nreceipt:a-{uid}\n\n\0".encode())
+        history.maybe_acknowledged.update(acknowledging.values())
+
+    subscribed = asyncio.Event()
+    consumer = asyncio.create_task(consume(subscribed))
+    await asyncio.wait_for(subscribed.wait(), 30)
+    producer = asyncio.create_task(produce())
+    await asyncio.sleep(run_for)
+    os.kill(broker_pid, signal.SIGKILL)
+    await asyncio.wait_for(asyncio.gather(producer, consumer), 30)
+
+
+def test_a_message_acknowledged_before_its_group_commit_never_comes_back_and_none_is_lost(
+    tmp_path: Path,
+) -> None:
+    # A consumer acknowledging each message as it arrives races the store's group commits: a
+    # message may reach it (and be acknowledged) before the batch storing it is written, and
+    # the two may then be written together (the message not at all) or apart. Killed between
+    # any of these, the broker must keep every message whose send was receipted and not
+    # acknowledged, and give back none whose acknowledgement was receipted.
+    rng = random.Random(4242)
+    store = str(tmp_path / "store")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    config = tmp_path / "broker.toml"
+    config.write_text(CONFIG)
+    history = _History()
+    early: list[str] = []
+    for round_ in range(5):
+        broker, url = _start_broker(store, config, logs / f"broker-{round_}.txt")
+        try:
+            run_for = rng.uniform(0.3, 1.0)
+            asyncio.run(_ack_on_arrival_round(url, broker.pid, history, round_, run_for, early))
+            broker.wait(10)
+        finally:
+            if broker.poll() is None:
+                broker.kill()
+                broker.wait(10)
+    left = _drain(f"embedded://{store}", "queue", history)
+    context = f"(seed 4242, logs in {logs})"
+
+    assert len(history.sent) > 100, f"few sends were receipted {context}"
+    assert len(history.acknowledged) > 100, f"few acknowledgements were receipted {context}"
+    assert early, f"no message reached the consumer before its send's receipt {context}"
     assert_promises_kept(history, left, context)

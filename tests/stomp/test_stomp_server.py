@@ -23,10 +23,11 @@ from jms import (
     TextMessage,
 )
 from jms.broker import Broker, DestinationPolicy
+from jms.errors import ResourceAllocationException
 from jms.message.codec import decode
 from jms.stomp import Frame, HeartBeatOffer, Version
 from jms.stomp.durability import DeferredStore
-from jms.store import DONE, Completion, MemoryStore, StoreOperation
+from jms.store import DONE, AppendMessage, Completion, MemoryStore, StoreOperation
 from tests.stomp.serving import RawClient, ServedBroker
 
 
@@ -641,6 +642,56 @@ def test_a_receipt_waits_for_durability_without_stalling_other_clients() -> None
             assert other.connect().command == "CONNECTED"
         gated.gate.set()
         assert producer.read().header("receipt-id") == "p"
+
+
+class _Outcome(Completion):
+    """A batch already applied, or failed with ``error``: a completion still to be reported."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self._error = error
+
+    def wait(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def done(self) -> bool:
+        return True
+
+
+class _FailingStore(MemoryStore):
+    """A memory store that fails each batch storing a message with the property ``fail``."""
+
+    def submit(self, batch: Sequence[StoreOperation]) -> Completion:
+        super().submit(batch)
+        failing = any(
+            isinstance(operation, AppendMessage) and operation.message.property_exists("fail")
+            for operation in batch
+        )
+        return _Outcome(ResourceAllocationException("disk full") if failing else None)
+
+
+def test_a_failed_store_batch_fails_the_connection_though_a_later_one_succeeded() -> None:
+    store = DeferredStore(_FailingStore())
+    broker = Broker(store, name="failing")
+    try:
+        with ServedBroker(broker, store=store) as served, RawClient(served.port) as producer:
+            producer.connect()
+            sends = [
+                Frame(
+                    "SEND",
+                    (("destination", "/queue/a"), ("persistent", "true"), *headers),
+                    b"x",
+                ).to_bytes(Version.V1_2)
+                for headers in ((("fail", "yes"), ("receipt", "bad")), (("receipt", "good"),))
+            ]
+            producer.write(b"".join(sends))  # read in one turn: reported together
+            error = producer.read()
+            assert error.command == "ERROR"
+            assert "the broker's store failed: disk full" in (error.header("message") or "")
+            with pytest.raises(EOFError):  # closed, without a RECEIPT for either SEND
+                producer.read()
+    finally:
+        broker.close()
 
 
 # -- admin and stats ----------------------------------------------------------------------------

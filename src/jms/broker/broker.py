@@ -448,7 +448,7 @@ class Broker:
                 self._append(target, message, queues, work)
                 if message_id is not None:
                     self._audit.record(message_id)
-                completion = self._finish(work)
+                completion = self._finish(work, stored_with=message)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
 
@@ -1648,7 +1648,7 @@ class Broker:
             ):
                 queue.page_out(seq, message._delivery_time)
                 continue
-            entry = Entry(seq, message, stored=stored_here, gate=None if stored_here else gate)
+            entry = Entry(seq, message, stored=stored_here, gate=gate)
             self._admit(queue, entry, work)
 
     def _admit(
@@ -1826,10 +1826,17 @@ class Broker:
 
     # -- internals: finishing a call -----------------------------------------------------------
 
-    def _finish(self, work: _Work) -> Completion:
+    def _finish(self, work: _Work, stored_with: Message | None = None) -> Completion:
         """Dispatch what became deliverable, submit the store batch (with a record of each
         delivery of a stored entry), hand deliveries to sinks, ask for pages where the memory
-        window has room."""
+        window has room.
+
+        A delivery of a stored entry waits for the batch that records it, except that of
+        ``stored_with``, the one message a plain send appends in this very batch: its record
+        and the message itself are durable together or not at all, so it waits only for its
+        sequence number's reservation, like a message the store does not keep. Its consumer
+        may then get it, and acknowledge it, before the batch is written; a message
+        acknowledged before its batch's group commit is never written (see the store)."""
         while work.reselect:
             queue = work.reselect.pop()
             if not queue.deleted:
@@ -1843,7 +1850,7 @@ class Broker:
                 )
         completion = self._store.submit(operations) if operations else DONE
         for queue, entry in work.deliveries:
-            if entry.stored:
+            if entry.stored and entry.message is not stored_with:
                 self._dispatch(queue, entry, completion)
             else:
                 gate = entry.gate

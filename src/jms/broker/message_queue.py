@@ -56,8 +56,9 @@ class Entry:
 
     ``delivery_count`` counts failed deliveries (so the next delivery's ``JMSXDeliveryCount`` is
     one more); ``stored`` says whether the store holds this entry too. ``gate``, when set, is the
-    store batch that must be durable before anyone may see this entry (the reservation of its
-    sequence number, for an entry the store does not hold).
+    reservation of its sequence number: a store batch that must be durable before anyone may see
+    the entry, when no later batch is waited for (each later delivery of a stored entry waits
+    for the batch that records it, which comes after).
     """
 
     __slots__ = (

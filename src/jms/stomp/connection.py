@@ -50,6 +50,7 @@ from jms.stomp.frames import (
     Version,
     encode_frame_head,
     error_frame,
+    receipt_frame,
 )
 from jms.stomp.negotiation import (
     HeartBeatIntervals,
@@ -339,6 +340,19 @@ class ServerConnection:
         version = self.version
         assert version is not None
         return encode_frame_head("MESSAGE", headers, body_length, version)
+
+    def receipt(self, receipt_id: str) -> bytes:
+        """``send(receipt_frame(receipt_id))``, for the server's hot path (a RECEIPT per PERSISTENT
+        SEND): a receipt id no version escapes is written without building the ``Frame``."""
+        if (
+            self.state is _CONNECTED
+            and "\\" not in receipt_id
+            and ":" not in receipt_id
+            and "\n" not in receipt_id
+            and "\r" not in receipt_id
+        ):
+            return b"RECEIPT\nreceipt-id:%s\n\n%s" % (receipt_id.encode(), FRAME_END)
+        return self.send(receipt_frame(receipt_id))
 
     def send_error(self, error: StompProtocolError) -> bytes:
         """The ERROR frame answering ``error`` (with its receipt and extra headers); the

@@ -410,6 +410,8 @@ class _ClientConnection(asyncio.Protocol):
         # Durability: completions registered / finished, and receipts waiting for them.
         self._registered = 0
         self._finished = 0
+        self._tracked: list[Completion] = []  # registered, not yet handed to the waiter
+        self._tracked_scheduled = False
         # A receipt waits for the completions registered and the held batches queued before it.
         self._receipts: deque[tuple[int, int, str | None, bool, tuple[tuple[str, str], ...]]] = (
             deque()
@@ -801,20 +803,37 @@ class _ClientConnection(asyncio.Protocol):
     # -- durability and receipts ---------------------------------------------------------------
 
     def _track(self, completions: list[Completion]) -> None:
-        """Have the waiter report the collected ``completions``, and empty the list."""
+        """Count the collected ``completions`` in, for the waiter to report with the others of
+        this turn of the loop (``_submit_tracked``), and empty the list."""
         if not completions:
             return
-        waiter = self._server._waiter
-        assert waiter is not None
-        for completion in completions:
-            self._registered += 1
-            waiter.submit(completion, self._durable)
+        self._registered += len(completions)
+        self._tracked += completions
         completions.clear()
+        if not self._tracked_scheduled:
+            self._tracked_scheduled = True
+            self._loop.call_soon(self._submit_tracked)
 
-    def _durable(self, error: BaseException | None) -> None:
-        self._finished += 1
+    def _submit_tracked(self) -> None:
+        # The store finishes batches in the order they came: once the newest of a turn's is
+        # done, all are. One report for the turn (a read of many SENDs), not one per frame.
+        self._tracked_scheduled = False
+        tracked, self._tracked = self._tracked, []
+        waiter = self._server._waiter
+        if tracked and waiter is not None:
+            waiter.submit(tracked[-1], lambda error: self._durable(error, tracked))
+
+    def _durable(self, error: BaseException | None, tracked: list[Completion]) -> None:
+        self._finished += len(tracked)
         if self._closing:
             return
+        for completion in tracked[:-1]:  # each done: wait() returns or raises at once
+            if error is not None:
+                break
+            try:
+                completion.wait()
+            except Exception as failure:
+                error = failure
         if error is not None:
             self._fail(None, _FrameError(f"the broker's store failed: {error}"))
             return
@@ -844,10 +863,11 @@ class _ClientConnection(asyncio.Protocol):
         ):
             _, _, receipt, close_after, headers = receipts.popleft()
             if receipt is not None:
-                frame = receipt_frame(receipt)
                 if headers:
-                    frame = Frame("RECEIPT", (*frame.headers, *headers))
-                self._write(self._conn.send(frame))
+                    frame = receipt_frame(receipt)
+                    self._write(self._conn.send(Frame("RECEIPT", (*frame.headers, *headers))))
+                else:
+                    self._write(self._conn.receipt(receipt))
             if close_after:
                 self._close()
 
