@@ -70,6 +70,11 @@ class JmsBroker:
         self.url = found.group(1)
         return self
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
     def stop(self) -> int:
         """SIGTERM, wait (kill after 30 s); the exit status."""
         assert self._process is not None
