@@ -27,13 +27,17 @@ Memory. Each queue and durable subscription keeps at most its policy's ``memory_
 messages waiting in memory; the rest are paged out (``MessageQueue.page_out``) and paged back in by
 sequence when the window is half empty. Browsing and range reads of paged-out messages read the
 store, outside the lock. Every entry in memory counts against the broker's memory budget
-(``max_memory``, ``jms.broker.memory``). Once a send or commit takes the count past it: stored
-queues keep at most one page (``_PAGE_IN_LIMIT``) in memory and page out the rest; the non-durable
-subscription holding the most, if it holds an eighth of the budget or more, is a slow consumer
-— it ends and the connections of its consumers are closed (their ``on_close`` says why); if the
-count is still past the budget, producers are held back: ``producers_blocked`` is true until it
-falls to ``_LOW_WATER`` of the budget, and then the callbacks given to ``when_memory_available``
-are called. The broker never refuses or drops a message for the budget; holding producers back
+(``max_memory``, ``jms.broker.memory``). Stored messages may fill ``_STORED_SHARE`` of it: past
+that, stored messages arriving stay in the store only (paged out), and a stored queue is paged
+in only once it has nothing waiting in memory, ``_BUDGET_PAGE`` entries at a time — so they never
+hold producers back, and messages that live in memory only always have the rest. When a send or commit takes the
+count past the budget with messages that live in memory only (NON_PERSISTENT ones, or any for a
+non-durable subscription or a temporary queue): the non-durable subscription holding the most,
+if it holds ``_SLOW_CONSUMER_SHARE`` of the budget or more, is a slow consumer — it ends and the
+connections of its consumers are closed (their ``on_close`` says why); if the count is still
+past the budget, producers are held back: ``producers_blocked`` is true until it falls to
+``_LOW_WATER`` of the budget, and then the callbacks given to ``when_memory_available`` are
+called. The broker never refuses or drops a message for the budget; holding producers back
 is the front end's part (a STOMP server stops reading their sockets).
 
 The broker never opens sockets, never blocks on a consumer, and never holds messages the store
@@ -147,6 +151,10 @@ _SEQUENCE_PAGE = 65_536
 
 # Producers held back at the memory budget go on once the memory held falls to this share of it.
 _LOW_WATER = 0.875
+# The share of the memory budget that stored messages (which can wait in the store) may fill.
+_STORED_SHARE = 0.5
+# Entries a stored queue pages in at a time once stored messages filled their share.
+_BUDGET_PAGE = 100
 # A non-durable subscription holding this share of the budget or more is a slow consumer once the
 # budget is reached.
 _SLOW_CONSUMER_SHARE = 0.125
@@ -299,6 +307,7 @@ class Broker:
         self._max_memory = check_max_memory(max_memory, "max_memory")
         # Compared on every send: no budget is a budget nothing reaches.
         self._memory_limit = max_memory if max_memory is not None else float("inf")
+        self._stored_limit = self._memory_limit * _STORED_SHARE
         self._gauge = MemoryGauge()
         self._producers_blocked = False
         self._memory_waiters: list[Callable[[], None]] = []
@@ -451,11 +460,12 @@ class Broker:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
             work = _Work(self._clock())
+            held = self._gauge.used
             queues = self._targets(target, message, connection)
             if target.policy.max_backlog is not None:
                 self._check_room([(target, queues)])
             self._append(target, message, queues, work)
-            closed = self._relieve_memory(work) if self._gauge.used > self._memory_limit else ()
+            closed = self._relieve_memory(work, held)
             completion = self._finish(work)
         self._tell_closed(closed)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
@@ -479,6 +489,7 @@ class Broker:
             connection = self._connection(connection_id)
             transaction = self._take_transaction(connection, transaction_id)
             work = _Work(self._clock())
+            held = self._gauge.used
             acknowledged = list(dict.fromkeys(transaction.acknowledged))
             failure: TransactionRolledBackException | None = None
             try:
@@ -503,7 +514,7 @@ class Broker:
                 for target, message, queues in plan:
                     self._append(target, message, queues, work)
                 self._acknowledge(connection, acknowledged, work)
-            closed = self._relieve_memory(work) if self._gauge.used > self._memory_limit else ()
+            closed = self._relieve_memory(work, held)
             completion = self._finish(work)
         self._tell_closed(closed)
         persistent = any(
@@ -1680,22 +1691,17 @@ class Broker:
                 work.operations.append(AppendMessage(state.text, seq, message, stored, encoded))
         expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
-        window = self._memory_window(state.policy.memory_window)
-        size = 0
+        window = state.policy.memory_window
+        size = message_size(message)
         for queue in queues:
             stored_here = persistent and queue.store_key is not None
-            if (
-                stored_here
-                and not expired
-                and window is not None
-                and (queue.paged or queue.waiting >= window)
-            ):
-                queue.page_out(seq, message._delivery_time)
-                if window != state.policy.memory_window:
-                    self._paged_for_memory += 1
-                continue
-            if not size:
-                size = message_size(message)
+            if stored_here and not expired:
+                # A stored message never takes the count past its share: it waits in the store.
+                over_budget = self._gauge.used + size > self._stored_limit
+                if over_budget or queue.paged or (window is not None and queue.waiting >= window):
+                    queue.page_out(seq, message._delivery_time)
+                    self._paged_for_memory += over_budget
+                    continue
             entry = Entry(
                 seq, message, stored=stored_here, size=size, gate=None if stored_here else gate
             )
@@ -2014,7 +2020,9 @@ class Broker:
         sequence numbers of the rest (paged out)."""
         policy_window = self._policy_of(queue).memory_window
         start = 1
-        while (window := self._memory_window(policy_window)) is None or queue.waiting < window:
+        while (
+            (window := policy_window) is None or queue.waiting < window
+        ) and self._gauge.used < self._stored_limit:
             want = _RECOVERY_PAGE if window is None else min(_RECOVERY_PAGE, window - queue.waiting)
             page = self._store.read_entries(key, start, None, want)
             for stored in page:
@@ -2042,21 +2050,16 @@ class Broker:
 
     # -- internals: the memory budget ------------------------------------------------------------
 
-    def _memory_window(self, window: int | None) -> int | None:
-        """The memory window of a stored queue now: its policy's ``window``, or at most one page
-        while the memory budget is reached."""
-        if self._gauge.used < self._memory_limit:
-            return window
-        return _PAGE_IN_LIMIT if window is None else min(window, _PAGE_IN_LIMIT)
-
     def _relieve_memory(
-        self, work: _Work
-    ) -> list[tuple[Callable[[JMSException], None], JMSException]]:
-        """The budget is passed: close the slowest non-durable subscriber, then hold producers
-        back if that was not enough. Returns the closed connections' ``on_close`` and why, to
-        be called once the lock is released."""
-        if self._producers_blocked:
-            return []
+        self, work: _Work, held: int
+    ) -> Sequence[tuple[Callable[[JMSException], None], JMSException]]:
+        """After a send or commit that found ``held`` bytes in memory: if it took more memory and
+        the count is past the budget, close the slowest non-durable subscriber, then hold
+        producers back if that was not enough. Returns the closed connections' ``on_close`` and
+        why, to be called once the lock is released."""
+        used = self._gauge.used
+        if used <= held or used <= self._memory_limit or self._producers_blocked:
+            return ()
         closed = self._close_slow_consumer(work)
         if self._gauge.used > self._memory_limit:
             self._producers_blocked = True
@@ -2133,7 +2136,11 @@ class Broker:
         """Ask the pager for the next page of ``queue`` if its memory window is half empty."""
         if not queue.paged or queue.paging_in or queue.deleted or queue.store_key is None:
             return
-        window = self._memory_window(self._policy_of(queue).memory_window)
+        window = self._policy_of(queue).memory_window
+        if self._gauge.used >= self._stored_limit:
+            if queue.waiting:
+                return
+            window = _BUDGET_PAGE
         room = queue.paged if window is None else window - queue.waiting
         if window is not None and queue.waiting > window // 2:
             return

@@ -34,7 +34,9 @@ import asyncio
 import itertools
 import json
 import logging
+import socket
 import ssl
+import struct
 import threading
 import time
 import uuid
@@ -129,6 +131,7 @@ _KNOWN_DESTINATIONS: Final = 1024  # destinations remembered per connection
 _READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
 # Seconds a closed connection may take to send what it still has before it is aborted.
 _CLOSE_GRACE_S: Final = 5.0
+_RESET_ON_CLOSE: Final = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close sends a reset
 # Packed records per range-read frame: well under a client's body limit (10 MiB by default).
 _PACKED_FRAME_BYTES: Final = 1024 * 1024
 _PACKED_BROWSE_PAGE: Final = 5000  # messages per broker call of a packed browse
@@ -854,7 +857,17 @@ class _ClientConnection(asyncio.Protocol):
         if self._transport is not None:
             self._transport.close()
             # A client that reads nothing would keep the socket and its unsent bytes forever.
-            self._abort_timer = self._loop.call_later(_CLOSE_GRACE_S, self._transport.abort)
+            self._abort_timer = self._loop.call_later(_CLOSE_GRACE_S, self._abort)
+
+    def _abort(self) -> None:
+        """Drop the connection and what it still had to send, in the kernel too (a reset)."""
+        transport = self._transport
+        assert transport is not None
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
+        transport.abort()
 
     # -- durability and receipts ---------------------------------------------------------------
 

@@ -268,7 +268,7 @@ async def serve(
             + _describe_listeners(server, options.tls),
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
-            f"max memory: {max_memory // (1024 * 1024)} MiB",
+            f"max memory: {max_memory / (1024 * 1024):g} MiB",
         ]
         if options.http_port is not None:
             http = HttpServer(
