@@ -49,6 +49,7 @@ class JmsBroker:
         where = ["--store", str(store)] if store is not None else ["--memory"]
         self.arguments = ["broker", *where, "--port", "0", *arguments]
         self.url = ""
+        self.startup_line = ""
         self.log = ""
         self._process: subprocess.Popen[str] | None = None
 
@@ -68,7 +69,13 @@ class JmsBroker:
             self.stop()
             raise AssertionError(f"jms broker did not start: {line!r} {self.log!r}")
         self.url = found.group(1)
+        self.startup_line = line
         return self
+
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
 
     def stop(self) -> int:
         """SIGTERM, wait (kill after 30 s); the exit status."""

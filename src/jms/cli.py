@@ -483,6 +483,26 @@ def broker(
             help="Connections open at once (STOMP, TLS and WebSocket); one more gets an ERROR.",
         ),
     ] = 1000,
+    connect_timeout: Annotated[
+        float,
+        typer.Option(
+            "--connect-timeout",
+            metavar="SECONDS",
+            min=0.001,
+            max=30.0,
+            help="A connection that sends no CONNECT within this is closed (at most 30).",
+        ),
+    ] = 30.0,
+    max_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--max-memory",
+            metavar="SIZE",
+            help="Memory budget for held messages (64MiB unless the --config file's max_memory "
+            "says otherwise): past it, slow non-durable subscribers are closed and producers "
+            "held back (docs/storage.md).",
+        ),
+    ] = None,
     tls_client_ca: Annotated[
         Path | None,
         typer.Option(
@@ -505,6 +525,7 @@ def broker(
 
     Logs go to stderr, one line per event (docs/operations.md).
     """
+    from jms.broker.memory import parse_memory_size
     from jms.stomp.service import BrokerOptions, configure_logging, run
     from jms.store.location import is_postgresql_url
 
@@ -531,6 +552,10 @@ def broker(
             tls=_server_tls(tls_cert, tls_key, tls_client_ca, tls_client_certs),
             tls_port=tls_port,
             max_connections=max_connections,
+            connect_timeout_s=connect_timeout,
+            max_memory=None
+            if max_memory is None
+            else parse_memory_size(max_memory, "--max-memory"),
         )
         run(options, announce=lambda line: print(line, flush=True))
     except (ValueError, jms.JMSException, OSError) as error:

@@ -27,7 +27,7 @@ def _entry(
         message.set_string_property("JMSXGroupID", group)
     if color is not None:
         message.set_string_property("color", color)
-    return Entry(seq, message, stored=False)
+    return Entry(seq, message, stored=False, size=1)
 
 
 def _consumer(

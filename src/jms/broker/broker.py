@@ -26,7 +26,19 @@ durably reserved carries that reservation as ``recorded``. Nothing is waited for
 Memory. Each queue and durable subscription keeps at most its policy's ``memory_window`` stored
 messages waiting in memory; the rest are paged out (``MessageQueue.page_out``) and paged back in by
 sequence when the window is half empty. Browsing and range reads of paged-out messages read the
-store, outside the lock.
+store, outside the lock. Every entry in memory counts against the broker's memory budget
+(``max_memory``, ``jms.broker.memory``). Stored messages may fill ``_STORED_SHARE`` of it: past
+that, stored messages arriving stay in the store only (paged out), and a stored queue is paged
+in only once it has nothing waiting in memory, ``_BUDGET_PAGE`` entries at a time — so they never
+hold producers back, and messages that live in memory only always have the rest. When a send or commit takes the
+count past the budget with messages that live in memory only (NON_PERSISTENT ones, or any for a
+non-durable subscription or a temporary queue): the non-durable subscription holding the most,
+if it holds ``_SLOW_CONSUMER_SHARE`` of the budget or more, is a slow consumer — it ends and the
+connections of its consumers are closed (their ``on_close`` says why); if the count is still
+past the budget, producers are held back: ``producers_blocked`` is true until it falls to
+``_LOW_WATER`` of the budget, and then the callbacks given to ``when_memory_available`` are
+called. The broker never refuses or drops a message for the budget; holding producers back
+is the front end's part (a STOMP server stops reading their sockets).
 
 The broker never opens sockets, never blocks on a consumer, and never holds messages the store
 should own beyond the in-memory window (the store decides durability).
@@ -50,6 +62,13 @@ from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
 from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
+from jms.broker.memory import (
+    DEFAULT_MAX_MEMORY,
+    MemoryGauge,
+    MemoryStats,
+    check_max_memory,
+    message_size,
+)
 from jms.broker.message_queue import Entry, EntryState, MessageQueue
 from jms.broker.pager import Pager, PageRequest
 from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
@@ -135,6 +154,16 @@ _SEQUENCE_PAGE = 65_536
 # store remembers in its send audit: more than the sends a failover can leave unanswered (a
 # client holds at most 512 asynchronous sends, or one synchronous, per producer).
 _AUDIT_RECOVERED_PER_QUEUE = 4096
+
+# Producers held back at the memory budget go on once the memory held falls to this share of it.
+_LOW_WATER = 0.875
+# The share of the memory budget that stored messages (which can wait in the store) may fill.
+_STORED_SHARE = 0.5
+# Entries a stored queue pages in at a time once stored messages filled their share.
+_BUDGET_PAGE = 100
+# A non-durable subscription holding this share of the budget or more is a slow consumer once the
+# budget is reached.
+_SLOW_CONSUMER_SHARE = 0.125
 
 # Reads of a publish_staged before the marker queue it names stops changing under it.
 _PUBLISH_ATTEMPTS = 3
@@ -268,6 +297,8 @@ class Broker:
     ``authenticator(user, password) -> bool`` decides who may connect (everyone when None);
     ``clock`` gives the time in epoch milliseconds; ``audit_window`` is how many message IDs of
     non-transacted sends it remembers to drop a send it gets again (``jms.broker.audit``).
+    ``max_memory`` is the memory budget in bytes (None: no budget; see the module docstring and
+    docs/storage.md).
     """
 
     def __init__(
@@ -279,8 +310,19 @@ class Broker:
         authenticator: Callable[[str | None, str | None], bool] | None = None,
         clock: Callable[[], int] = wall_clock_ms,
         audit_window: int = DEFAULT_AUDIT_WINDOW,
+        max_memory: int | None = DEFAULT_MAX_MEMORY,
     ) -> None:
         self.name = name
+        self._max_memory = check_max_memory(max_memory, "max_memory")
+        # Compared on every send: no budget is a budget nothing reaches.
+        self._memory_limit = max_memory if max_memory is not None else float("inf")
+        self._stored_limit = self._memory_limit * _STORED_SHARE
+        self._gauge = MemoryGauge()
+        self._producers_blocked = False
+        self._memory_waiters: list[Callable[[], None]] = []
+        self._producer_blocks = 0
+        self._slow_consumers_closed = 0
+        self._paged_for_memory = 0
         self._lock = threading.Lock()
         self._store = store if store is not None else MemoryStore()
         self._policies = PolicyMap(default_policy)
@@ -372,7 +414,7 @@ class Broker:
             connection = self._connection(connection_id)
             queue = TemporaryQueue(self._temporary_name())
             self._queues[str(queue)] = QueueDestination(
-                queue, self._policies.for_destination(str(queue)), connection.id
+                queue, self._policies.for_destination(str(queue)), connection.id, self._gauge
             )
             connection.temporaries.add(str(queue))
             return queue
@@ -436,19 +478,23 @@ class Broker:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
             message_id = message._message_id
+            closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
             if resend and message_id is not None and message_id in self._audit:
                 logger.info("dropped a duplicate of %s sent to %s", message_id, target.text)
                 # Its first copy may still be on its way to the store: answer once it is there.
                 completion = self._store.submit(())
             else:
                 work = _Work(self._clock())
+                held = self._gauge.used
                 queues = self._targets(target, message, connection)
                 if target.policy.max_backlog is not None:
                     self._check_room([(target, queues)])
                 self._append(target, message, queues, work)
                 if message_id is not None:
                     self._audit.record(message_id)
+                closed = self._relieve_memory(work, held)
                 completion = self._finish(work, stored_with=message)
+        self._tell_closed(closed)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
 
@@ -470,6 +516,7 @@ class Broker:
             connection = self._connection(connection_id)
             transaction = self._take_transaction(connection, transaction_id)
             work = _Work(self._clock())
+            held = self._gauge.used
             acknowledged = list(dict.fromkeys(transaction.acknowledged))
             failure: TransactionRolledBackException | None = None
             try:
@@ -494,7 +541,9 @@ class Broker:
                 for target, message, queues in plan:
                     self._append(target, message, queues, work)
                 self._acknowledge(connection, acknowledged, work)
+            closed = self._relieve_memory(work, held)
             completion = self._finish(work)
+        self._tell_closed(closed)
         persistent = any(
             m.get_jms_delivery_mode() == DeliveryMode.PERSISTENT for m in transaction.sends
         )
@@ -1262,6 +1311,36 @@ class Broker:
                 for q in queues
             ]
 
+    def memory_stats(self) -> MemoryStats:
+        """A snapshot of the memory budget: bytes held, the limit, whether producers are held
+        back, and what the budget made the broker do so far."""
+        with self._lock:
+            return MemoryStats(
+                used=self._gauge.used,
+                limit=self._max_memory,
+                producers_blocked=self._producers_blocked,
+                producer_blocks=self._producer_blocks,
+                slow_consumers_closed=self._slow_consumers_closed,
+                paged_for_memory=self._paged_for_memory,
+            )
+
+    @property
+    def producers_blocked(self) -> bool:
+        """Whether the memory budget is reached and producers should be held back (a front end
+        stops reading their connections until ``when_memory_available`` calls back). Read
+        without the lock: a front end asks after every send."""
+        return self._producers_blocked
+
+    def when_memory_available(self, callback: Callable[[], None]) -> bool:
+        """True if producers may go on now; otherwise False, and ``callback`` is called once when
+        they may. It is called with the broker's lock held, on any thread: it must return at
+        once and must not call the broker."""
+        with self._lock:
+            if not self._producers_blocked:
+                return True
+            self._memory_waiters.append(callback)
+            return False
+
     # -- shutdown ------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -1354,7 +1433,7 @@ class Broker:
                     f"{text} does not exist: it was deleted, or the connection that created it "
                     "closed"
                 )
-            state = QueueDestination(queue, self._policies.for_destination(text), None)
+            state = QueueDestination(queue, self._policies.for_destination(text), None, self._gauge)
             self._queues[text] = state
             self._store.submit([AddDestination(text)])
         return state
@@ -1433,7 +1512,9 @@ class Broker:
         if name is None:
             subscription = Subscription(
                 topic=topic.destination,
-                queue=MessageQueue(f"subscriber://{consumer_id}", topic.destination, None),
+                queue=MessageQueue(
+                    f"subscriber://{consumer_id}", topic.destination, None, self._gauge
+                ),
                 selector_text=selector_text,
                 no_local=spec.no_local,
                 name=None,
@@ -1457,7 +1538,7 @@ class Broker:
         label = f"shared://{quote(client_id or '', safe='')}/{quote(name, safe='')}"
         subscription = Subscription(
             topic=topic.destination,
-            queue=MessageQueue(label, topic.destination, None),
+            queue=MessageQueue(label, topic.destination, None, self._gauge),
             selector_text=selector_text,
             no_local=False,
             name=name,
@@ -1515,7 +1596,7 @@ class Broker:
         key = durable_store_key(client_id, name)
         subscription = Subscription(
             topic=topic.destination,
-            queue=MessageQueue(key, topic.destination, key),
+            queue=MessageQueue(key, topic.destination, key, self._gauge),
             selector_text=spec.selector_text,
             no_local=spec.no_local and not spec.shared,
             name=name,
@@ -1638,17 +1719,17 @@ class Broker:
         expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
         window = state.policy.memory_window
+        size = message_size(message)
         for queue in queues:
             stored_here = persistent and queue.store_key is not None
-            if (
-                stored_here
-                and not expired
-                and window is not None
-                and (queue.paged or queue.waiting >= window)
-            ):
-                queue.page_out(seq, message._delivery_time)
-                continue
-            entry = Entry(seq, message, stored=stored_here, gate=gate)
+            if stored_here and not expired:
+                # A stored message never takes the count past its share: it waits in the store.
+                over_budget = self._gauge.used + size > self._stored_limit
+                if over_budget or queue.paged or (window is not None and queue.waiting >= window):
+                    queue.page_out(seq, message._delivery_time)
+                    self._paged_for_memory += over_budget
+                    continue
+            entry = Entry(seq, message, stored=stored_here, size=size, gate=gate)
             self._admit(queue, entry, work)
 
     def _admit(
@@ -1861,6 +1942,8 @@ class Broker:
             self._watch(queue)
         for queue in work.paging:
             self._page_in_if_room(queue)
+        if self._producers_blocked and self._gauge.used <= self._memory_limit * _LOW_WATER:
+            self._memory_freed()
         return completion
 
     def _dispatch(self, queue: MessageQueue, entry: Entry, recorded: Completion) -> None:
@@ -1929,7 +2012,7 @@ class Broker:
             destination = Destination.parse(text)
             policy = self._policies.for_destination(text)
             if isinstance(destination, Queue):
-                self._queues[text] = QueueDestination(destination, policy, None)
+                self._queues[text] = QueueDestination(destination, policy, None, self._gauge)
             else:
                 assert isinstance(destination, Topic)
                 self._topics[text] = TopicDestination(destination, policy, None)
@@ -1939,7 +2022,7 @@ class Broker:
             topic = self._topic_destination(topic_destination)
             subscription = Subscription(
                 topic=topic.destination,
-                queue=MessageQueue(record.key, topic.destination, record.key),
+                queue=MessageQueue(record.key, topic.destination, record.key, self._gauge),
                 selector_text=record.selector,
                 no_local=record.no_local,
                 name=record.name,
@@ -1978,9 +2061,11 @@ class Broker:
     def _recover_entries(self, queue: MessageQueue, key: str, work: _Work) -> int:
         """Take a queue's stored entries back: its memory window's worth of messages, the
         sequence numbers of the rest (paged out). Return the highest sequence number held."""
-        window = self._policy_of(queue).memory_window
+        policy_window = self._policy_of(queue).memory_window
         start = 1
-        while window is None or queue.waiting < window:
+        while (
+            (window := policy_window) is None or queue.waiting < window
+        ) and self._gauge.used < self._stored_limit:
             want = _RECOVERY_PAGE if window is None else min(_RECOVERY_PAGE, window - queue.waiting)
             page = self._store.read_entries(key, start, None, want)
             for stored in page:
@@ -2000,7 +2085,95 @@ class Broker:
 
     @staticmethod
     def _entry_from_store(stored: StoredEntry) -> Entry:
-        return Entry(stored.seq, stored.message, delivery_count=stored.delivery_count, stored=True)
+        return Entry(
+            stored.seq,
+            stored.message,
+            delivery_count=stored.delivery_count,
+            stored=True,
+            size=message_size(stored.message),
+        )
+
+    # -- internals: the memory budget ------------------------------------------------------------
+
+    def _relieve_memory(
+        self, work: _Work, held: int
+    ) -> Sequence[tuple[Callable[[JMSException], None], JMSException]]:
+        """After a send or commit that found ``held`` bytes in memory: if it took more memory and
+        the count is past the budget, close the slowest non-durable subscriber, then hold
+        producers back if that was not enough. Returns the closed connections' ``on_close`` and
+        why, to be called once the lock is released."""
+        used = self._gauge.used
+        if used <= held or used <= self._memory_limit or self._producers_blocked:
+            return ()
+        closed = self._close_slow_consumer(work)
+        if self._gauge.used > self._memory_limit:
+            self._producers_blocked = True
+            self._producer_blocks += 1
+            logger.warning(
+                "memory budget reached: messages held take %d bytes, max_memory is %d; producers "
+                "are held back until it falls to %d bytes",
+                self._gauge.used,
+                self._max_memory,
+                int(self._memory_limit * _LOW_WATER),
+            )
+        return closed
+
+    def _close_slow_consumer(
+        self, work: _Work
+    ) -> list[tuple[Callable[[JMSException], None], JMSException]]:
+        """End the non-durable subscription holding the most memory, if it holds
+        ``_SLOW_CONSUMER_SHARE`` of the budget or more, closing its consumers' connections."""
+        threshold = self._memory_limit * _SLOW_CONSUMER_SHARE
+        candidates = [
+            subscription
+            for topic in self._topics.values()
+            for subscription in topic.subscriptions
+            if not subscription.durable and subscription.queue.memory >= threshold
+        ]
+        if not candidates:
+            return []
+        slowest = max(candidates, key=lambda subscription: subscription.queue.memory)
+        queue = slowest.queue
+        reason = (
+            f"slow consumer: {queue.name} on {slowest.topic} held {queue.depth} messages "
+            f"({queue.memory} bytes) when the broker's memory budget (max_memory {self._max_memory}"
+            " bytes) was reached; the subscription is ended and its connection closed"
+        )
+        logger.warning("%s", reason)
+        self._slow_consumers_closed += 1
+        closed = []
+        for connection_id in {consumer.connection_id for consumer in queue.consumers}:
+            connection = self._connections.pop(connection_id)
+            self._drop_connection(connection, work)
+            if connection.on_close is not None:
+                closed.append((connection.on_close, ResourceAllocationException(reason)))
+        return closed
+
+    @staticmethod
+    def _tell_closed(
+        closed: Sequence[tuple[Callable[[JMSException], None], JMSException]],
+    ) -> None:
+        """Call the ``on_close`` of connections the broker closed (without its lock)."""
+        for on_close, error in closed:
+            try:
+                on_close(error)
+            except Exception:
+                logger.exception("the on_close callback of a closed connection failed")
+
+    def _memory_freed(self) -> None:
+        """Producers held back may go on: the memory held fell to the low-water mark."""
+        self._producers_blocked = False
+        logger.warning(
+            "memory budget: messages held take %d bytes again (max_memory %d); producers go on",
+            self._gauge.used,
+            self._max_memory,
+        )
+        waiters, self._memory_waiters = self._memory_waiters, []
+        for callback in waiters:
+            try:
+                callback()
+            except Exception:
+                logger.exception("a when_memory_available callback failed")
 
     # -- internals: paging -----------------------------------------------------------------------
 
@@ -2009,6 +2182,10 @@ class Broker:
         if not queue.paged or queue.paging_in or queue.deleted or queue.store_key is None:
             return
         window = self._policy_of(queue).memory_window
+        if self._gauge.used >= self._stored_limit:
+            if queue.waiting:
+                return
+            window = _BUDGET_PAGE
         room = queue.paged if window is None else window - queue.waiting
         if window is not None and queue.waiting > window // 2:
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Final
 
+from jms.broker.memory import MemoryGauge
 from jms.broker.message_queue import MessageQueue
 from jms.broker.policy import DestinationPolicy
 from jms.broker.subscription import Subscription
@@ -101,12 +102,16 @@ class QueueDestination(_Sequenced):
     __slots__ = ("destination", "queue")
 
     def __init__(
-        self, destination: Queue, policy: DestinationPolicy, owner_connection_id: int | None
+        self,
+        destination: Queue,
+        policy: DestinationPolicy,
+        owner_connection_id: int | None,
+        gauge: MemoryGauge,
     ) -> None:
         super().__init__(str(destination), policy, owner_connection_id)
         self.destination = destination
         store_key = None if owner_connection_id is not None else self.text
-        self.queue = MessageQueue(self.text, destination, store_key)
+        self.queue = MessageQueue(self.text, destination, store_key, gauge)
 
 
 class TopicDestination(_Sequenced):

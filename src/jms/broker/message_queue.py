@@ -35,6 +35,7 @@ from bisect import bisect_left, bisect_right
 from typing import Final
 
 from jms.broker.consumer import Consumer
+from jms.broker.memory import MemoryGauge
 from jms.message import Destination, Message
 from jms.selector import Selector
 from jms.store import Completion
@@ -59,6 +60,8 @@ class Entry:
     reservation of its sequence number: a store batch that must be durable before anyone may see
     the entry, when no later batch is waited for (each later delivery of a stored entry waits
     for the batch that records it, which comes after).
+    ``size`` is what it counts against the broker's memory budget while in memory
+    (``jms.broker.memory.message_size``).
     """
 
     __slots__ = (
@@ -73,6 +76,7 @@ class Entry:
         "priority",
         "returned",
         "seq",
+        "size",
         "state",
         "stored",
     )
@@ -84,10 +88,12 @@ class Entry:
         *,
         delivery_count: int = 0,
         stored: bool,
+        size: int,
         gate: Completion | None = None,
     ) -> None:
         self.seq = seq
         self.message = message
+        self.size = size
         # The header slots are read directly: one entry is made per message and queue, and the
         # getters would cost as much as the rest of this constructor.
         self.priority = message._priority
@@ -120,11 +126,20 @@ _COMPACT_AT: Final = 4096
 class MessageQueue:
     """The entries and consumers of one queue or subscription (see the module docstring)."""
 
-    def __init__(self, name: str, destination: Destination, store_key: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        destination: Destination,
+        store_key: str | None,
+        gauge: MemoryGauge | None = None,
+    ) -> None:
         self.name = name
         self.destination = destination
         self.store_key = store_key
         self.entries: dict[int, Entry] = {}  # every entry not yet gone, in sequence order
+        #: Bytes the entries in memory are counted for; ``gauge`` sums them over the broker.
+        self.memory = 0
+        self._gauge = gauge if gauge is not None else MemoryGauge()
         # No entry in memory has a higher number (entries leaving do not lower it): a browse
         # starting above it has nothing in memory to look at.
         self._highest_seq = 0
@@ -181,6 +196,8 @@ class MessageQueue:
         """Take a new (``arrived``) or paged-in unexpired entry; return (assigned, expired) like
         ``select``."""
         self.entries[entry.seq] = entry
+        self.memory += entry.size
+        self._gauge.used += entry.size
         if entry.seq > self._highest_seq:
             self._highest_seq = entry.seq
         if arrived:
@@ -345,7 +362,9 @@ class MessageQueue:
         # A scheduled entry stays in its heap; the GONE state makes that heap item stale.
         entry.state = EntryState.GONE
         entry.consumer = None
-        self.entries.pop(entry.seq, None)
+        if self.entries.pop(entry.seq, None) is not None:
+            self.memory -= entry.size
+            self._gauge.used -= entry.size
 
     def drain(self) -> list[Entry]:
         """Delete the queue: remove and return every entry in memory not in flight, and forget

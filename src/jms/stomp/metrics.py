@@ -2,10 +2,13 @@
 
 ``MetricsCollector(server)`` reads one snapshot per scrape: per queue or subscription its depth,
 in-flight, consumers and counters (from ``Broker.stats()``), and the STOMP server's connection,
-frame, message and byte counters, and ``jms_broker_standby`` 0. ``prometheus_text(server)`` is
-that snapshot in the text exposition format (``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it
-at ``/metrics``. ``prometheus_text(None)`` is what a standby broker (waiting for its PostgreSQL
-store, docs/ha.md) serves there: ``jms_broker_standby`` 1, and nothing else yet. It reads
+frame, message and byte counters, the broker's memory budget (``Broker.memory_stats()``: bytes
+held and the limit, whether producers are held back, and how often the budget held producers
+back, closed a slow consumer or paged stored messages out), and ``jms_broker_standby`` 0.
+``prometheus_text(server)`` is that snapshot in the text exposition format
+(``PROMETHEUS_CONTENT_TYPE``); ``jms.web`` serves it at ``/metrics``. ``prometheus_text(None)``
+is what a standby broker (waiting for its PostgreSQL store, docs/ha.md) serves there:
+``jms_broker_standby`` 1, and nothing else yet. It reads
 snapshots only: it never changes the broker.
 """
 
@@ -83,6 +86,53 @@ class MetricsCollector(Collector):
                 family.add_metric([queue.name, queue.destination], getattr(queue, attribute))
             yield family
         server = self._server
+        memory = server.broker.memory_stats()
+        for name, help_text, gauge in (
+            (
+                "jms_broker_memory_used_bytes",
+                "Bytes the messages held in memory take.",
+                memory.used,
+            ),
+            (
+                "jms_broker_memory_limit_bytes",
+                "The broker's memory budget (max_memory) in bytes.",
+                memory.limit if memory.limit is not None else float("inf"),
+            ),
+            (
+                "jms_broker_producers_blocked",
+                "1 while the memory budget holds producers back, else 0.",
+                int(memory.producers_blocked),
+            ),
+            (
+                "jms_stomp_connections_held_back",
+                "Connections not read now because the broker holds producers back.",
+                server.paused_producer_count,
+            ),
+        ):
+            yield GaugeMetricFamily(name, help_text, value=gauge)
+        for name, help_text, count in (
+            (
+                "jms_broker_producer_blocks_total",
+                "Times the memory budget was reached and producers were held back.",
+                memory.producer_blocks,
+            ),
+            (
+                "jms_broker_slow_consumers_closed_total",
+                "Non-durable subscriptions ended, their connections closed, as slow consumers.",
+                memory.slow_consumers_closed,
+            ),
+            (
+                "jms_broker_paged_for_memory_total",
+                "Stored messages paged out because the memory budget was reached.",
+                memory.paged_for_memory,
+            ),
+            (
+                "jms_stomp_producer_pauses_total",
+                "Times a connection stopped being read because producers were held back.",
+                server.counters.producer_pauses,
+            ),
+        ):
+            yield CounterMetricFamily(name, help_text, value=count)
         counters = server.counters
         yield GaugeMetricFamily(
             "jms_stomp_connections", "Open STOMP connections.", value=server.connection_count

@@ -15,7 +15,13 @@ hurting others or the broker:
 - memory per client stays bounded: deliveries are limited by the consumer's prefetch credit,
   which an ``auto`` subscription only gets back once its frames left the socket buffer (while
   the transport is paused for writing, credit is withheld), and reading stops while a client
-  does not read what is written to it;
+  does not read what is written to it; a connection closed while its client reads nothing is
+  aborted after ``_CLOSE_GRACE_S`` instead of keeping its unsent bytes;
+- producer flow control: when a SEND leaves the broker at its memory budget
+  (``Broker.producers_blocked``), the server stops reading that connection — the frames after
+  the SEND wait unread, in the parser and in the socket — until the broker says memory is
+  available again; the broker's slow-consumer rule closes a connection through its
+  ``on_close`` with the reason in an ERROR frame;
 - heart-beats both ways: the server sends what it promised and closes a connection that stays
   silent past the tolerance; a connection that never sends CONNECT is closed after a timeout.
 
@@ -28,7 +34,9 @@ import asyncio
 import itertools
 import json
 import logging
+import socket
 import ssl
+import struct
 import threading
 import time
 import uuid
@@ -88,6 +96,7 @@ from jms.stomp.tls import certificate_subject
 from jms.store import Completion
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT_S",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_PORT",
     "DEFAULT_TLS_PORT",
@@ -100,6 +109,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+#: Seconds a new connection may take to send CONNECT unless told otherwise.
+DEFAULT_CONNECT_TIMEOUT_S: Final = 30.0
 #: Connections a server keeps open at once unless told otherwise (each holds a socket and buffers).
 DEFAULT_MAX_CONNECTIONS: Final = 1000
 #: The STOMP port, as ActiveMQ and most brokers use it.
@@ -118,6 +129,9 @@ _ADMIN_PREFIX: Final = "/admin/"
 _HIGH_WATER: Final = 1024 * 1024  # write buffer above which credit is withheld
 _KNOWN_DESTINATIONS: Final = 1024  # destinations remembered per connection
 _READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
+# Seconds a closed connection may take to send what it still has before it is aborted.
+_CLOSE_GRACE_S: Final = 5.0
+_RESET_ON_CLOSE: Final = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close sends a reset
 # Packed records per range-read frame: well under a client's body limit (10 MiB by default).
 _PACKED_FRAME_BYTES: Final = 1024 * 1024
 _PACKED_BROWSE_PAGE: Final = 5000  # messages per broker call of a packed browse
@@ -142,6 +156,8 @@ class ServerCounters:
     bytes_received: int = 0
     bytes_sent: int = 0
     errors_sent: int = 0
+    #: Times a connection stopped being read because the broker held producers back.
+    producer_pauses: int = 0
     by_command: Counter[str] = field(default_factory=Counter)
 
 
@@ -174,7 +190,7 @@ class StompServer:
         heart_beat: HeartBeatOffer = HeartBeatOffer(10_000, 10_000),  # noqa: B008 - frozen
         heart_beat_tolerance: float = 2.0,
         limits: FrameLimits = FrameLimits(),  # noqa: B008 - frozen
-        connect_timeout_s: float = 30.0,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
         login_throttle: LoginThrottle | None = None,
         max_connections: int | None = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
@@ -267,6 +283,11 @@ class StompServer:
     @property
     def connection_count(self) -> int:
         return len(self._connections)
+
+    @property
+    def paused_producer_count(self) -> int:
+        """Connections not read now because the broker holds producers back."""
+        return sum(1 for connection in self._connections if connection.held_back)
 
     async def close(self) -> None:
         """Stop listening, end every connection (what they held goes back to the broker), and
@@ -402,7 +423,9 @@ class _ClientConnection(asyncio.Protocol):
         self._output_scheduled = False
         self._flush_scheduled = False
         self._write_paused = False
-        self._reading_paused = False
+        self._reading_paused = False  # for a client that does not read what it is sent
+        #: Not read: a SEND of it met the broker's memory budget (``Broker.producers_blocked``).
+        self.held_back = False
         self._withheld: Counter[int] = Counter()
         self._resumed = asyncio.Event()
         self._resumed.set()
@@ -425,6 +448,7 @@ class _ClientConnection(asyncio.Protocol):
         self._last_read = time.monotonic()
         self._last_write = self._last_read
         self._timer: asyncio.TimerHandle | None = None
+        self._abort_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------------------
 
@@ -466,8 +490,8 @@ class _ClientConnection(asyncio.Protocol):
         if self._closing:
             return
         events = self._conn.feed(data)
-        if self._conn.state is ServerState.CONNECTING:
-            return  # buffered until the login is checked
+        if self._conn.state is ServerState.CONNECTING or self.held_back:
+            return  # buffered until the login is checked, or the broker has room again
         self._process(events)
 
     def pause_writing(self) -> None:
@@ -483,7 +507,8 @@ class _ClientConnection(asyncio.Protocol):
         self._resumed.set()
         if self._reading_paused and self._transport is not None and not self._closing:
             self._reading_paused = False
-            self._transport.resume_reading()
+            if not self.held_back:
+                self._transport.resume_reading()
         if self._withheld and self._broker_id is not None:
             withheld, self._withheld = self._withheld, Counter()
             self._guard(lambda: self._grant(withheld))
@@ -494,6 +519,8 @@ class _ClientConnection(asyncio.Protocol):
         self._resumed.set()
         if self._timer is not None:
             self._timer.cancel()
+        if self._abort_timer is not None:
+            self._abort_timer.cancel()
         for task in list(self._tasks):
             task.cancel()
         self._server._connections.discard(self)
@@ -523,6 +550,9 @@ class _ClientConnection(asyncio.Protocol):
                     self._counters.frames_received += 1
                     self._handle(event, completions)
                     if self._closing:
+                        return
+                    if event.command == "SEND" and self._broker.producers_blocked:
+                        self._hold_back()
                         return
         except StompProtocolError as error:
             self._send_error(error)
@@ -674,15 +704,44 @@ class _ClientConnection(asyncio.Protocol):
         self._transport.resume_reading()
         self._process(self._conn.feed(b""))
 
+    def _hold_back(self) -> None:
+        """Stop reading until the broker has memory for more messages (producer flow control);
+        what the client sent after this SEND waits, unread."""
+        if not self._broker.when_memory_available(self._memory_available_soon):
+            self.held_back = True
+            self._counters.producer_pauses += 1
+            logger.info(
+                "STOMP connection %s (%s) held back: the broker's memory budget is reached",
+                self._session_id,
+                self._peer,
+            )
+            assert self._transport is not None
+            self._transport.pause_reading()
+
+    def _memory_available_soon(self) -> None:
+        """``Broker.when_memory_available``'s callback: under the broker's lock, any thread."""
+        with suppress(RuntimeError):  # the loop is gone already
+            self._loop.call_soon_threadsafe(self._memory_available)
+
+    def _memory_available(self) -> None:
+        self.held_back = False
+        if self._closing or self._transport is None:
+            return
+        logger.info("STOMP connection %s (%s) read again", self._session_id, self._peer)
+        if not self._reading_paused:
+            self._transport.resume_reading()
+        self._process(self._conn.feed(b""))
+
     def _connect_timed_out(self) -> None:
         self._timer = None
         if self._broker_id is None and not self._closing:
             self._fail(None, _FrameError(f"no CONNECT within {self._server.connect_timeout_s:g} s"))
 
     def _broker_closed(self, error: JMSException) -> None:
-        """The broker closed this connection (it is shutting down); any thread."""
+        """The broker closed this connection (it is shutting down, or the connection was a
+        slow consumer); any thread. The client gets an ERROR saying why."""
         with suppress(RuntimeError):  # the loop is gone already
-            self._loop.call_soon_threadsafe(self.shut_down, error.reason)
+            self._loop.call_soon_threadsafe(self._fail, None, error)
 
     def shut_down(self, reason: str) -> None:
         """Tell the client why with an ERROR and close."""
@@ -799,6 +858,18 @@ class _ClientConnection(asyncio.Protocol):
         self._write_output()  # what is queued (an ERROR, a last RECEIPT) goes first
         if self._transport is not None:
             self._transport.close()
+            # A client that reads nothing would keep the socket and its unsent bytes forever.
+            self._abort_timer = self._loop.call_later(_CLOSE_GRACE_S, self._abort)
+
+    def _abort(self) -> None:
+        """Drop the connection and what it still had to send, in the kernel too (a reset)."""
+        transport = self._transport
+        assert transport is not None
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET_ON_CLOSE)
+        transport.abort()
 
     # -- durability and receipts ---------------------------------------------------------------
 

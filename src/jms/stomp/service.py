@@ -5,8 +5,9 @@ it, optional HTTP (STOMP over WebSocket, metrics, the web console) — started w
 set (``announce`` gets the startup line once the port is bound); ``run(options)`` does that in a
 fresh event loop until SIGTERM or SIGINT. Shutting down closes every client connection (what they
 held goes back to the broker), then closes the broker, which flushes and unlocks the store.
-``read_config`` reads the ``--config`` TOML file: users and permissions (``jms.broker.security``)
-and ``[[policies]]``, each a destination pattern with ``DestinationPolicy`` fields.
+``read_config`` reads the ``--config`` TOML file: users and permissions (``jms.broker.security``),
+``[[policies]]``, each a destination pattern with ``DestinationPolicy`` fields, and
+``max_memory``, the broker's memory budget (``--max-memory`` wins over it).
 ``ServerThread(broker)`` serves a broker the application already has over STOMP from a
 background thread (its own event loop), for programs and tests that want network clients too.
 This module wires parts together; it holds no messaging logic of its own.
@@ -30,10 +31,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jms.broker import Broker, DestinationPolicy
+from jms.broker.memory import DEFAULT_MAX_MEMORY, check_max_memory, parse_memory_size
 from jms.broker.security import Security, SecurityConfigError
 from jms.errors import IllegalStateException, JMSException
 from jms.stomp.durability import DeferredStore
 from jms.stomp.server import (
+    DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_PORT,
     DEFAULT_TLS_PORT,
@@ -66,7 +69,9 @@ class BrokerOptions:
     """What ``jms broker`` runs. ``store`` is a directory (the SQLite store) or a
     ``postgresql://`` URL (the PostgreSQL store, where this broker may be a standby); None keeps
     messages in memory only. ``port`` None opens no plain STOMP listener; ``tls`` opens a TLS one
-    on ``tls_port``."""
+    on ``tls_port``. A connection that sends no CONNECT within ``connect_timeout_s`` is closed.
+    ``max_memory`` is the memory budget in bytes; None takes the config file's
+    ``max_memory``, else ``DEFAULT_MAX_MEMORY``."""
 
     store: Path | str | None = DEFAULT_STORE
     host: str = "127.0.0.1"
@@ -78,8 +83,16 @@ class BrokerOptions:
     tls: ServerTls | None = None
     tls_port: int = DEFAULT_TLS_PORT
     max_connections: int | None = DEFAULT_MAX_CONNECTIONS
+    max_memory: int | None = None
+    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
 
     def __post_init__(self) -> None:
+        check_max_memory(self.max_memory, "--max-memory")
+        if not 0 < self.connect_timeout_s <= DEFAULT_CONNECT_TIMEOUT_S:
+            raise ValueError(
+                f"--connect-timeout must be more than 0 and at most "
+                f"{DEFAULT_CONNECT_TIMEOUT_S:g} seconds; got {self.connect_timeout_s:g}"
+            )
         if self.port is None and self.tls is None:
             raise ValueError(
                 "without a plain STOMP listener the broker needs a TLS one: give --tls-cert "
@@ -88,6 +101,7 @@ class BrokerOptions:
 
 
 _SECURITY_KEYS = ("allow_anonymous", "users", "permissions")
+_BROKER_KEYS = ("max_memory",)
 _POLICY_KEYS = tuple(f.name for f in fields(DestinationPolicy))
 
 
@@ -112,11 +126,14 @@ def _check_policy_value(context: str, key: str, value: object) -> None:
         raise SecurityConfigError(f"{context}: {key} = {shown}: {key} is {example}")
 
 
-def read_config(path: Path | None) -> tuple[Security, list[tuple[str, DestinationPolicy]]]:
-    """The security and the destination policies a ``--config`` file defines (open access and
-    no policies without one). ``SecurityConfigError`` says what is wrong, where."""
+def read_config(
+    path: Path | None,
+) -> tuple[Security, list[tuple[str, DestinationPolicy]], int | None]:
+    """The security, the destination policies and the memory budget a ``--config`` file defines
+    (open access, no policies and None without one). ``SecurityConfigError`` says what is
+    wrong, where."""
     if path is None:
-        return Security.open(), []
+        return Security.open(), [], None
     where = str(path)
     try:
         with open(path, "rb") as file:
@@ -125,12 +142,13 @@ def read_config(path: Path | None) -> tuple[Security, list[tuple[str, Destinatio
         raise SecurityConfigError(f"cannot read {where}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise SecurityConfigError(f"{where} is not valid TOML: {error}") from None
-    unknown = sorted(set(data) - {*_SECURITY_KEYS, "policies"})
+    unknown = sorted(set(data) - {*_SECURITY_KEYS, *_BROKER_KEYS, "policies"})
     if unknown:
         raise SecurityConfigError(
             f"{where}: unknown key(s) {', '.join(unknown)}; the keys are "
-            f"{', '.join(_SECURITY_KEYS)}, policies"
+            f"{', '.join(_SECURITY_KEYS)}, {', '.join(_BROKER_KEYS)}, policies"
         )
+    max_memory = _read_max_memory(data.get("max_memory"), f"{where}: max_memory")
     security = Security.from_mapping(
         {key: data[key] for key in _SECURITY_KEYS if key in data}, source=where
     )
@@ -155,7 +173,17 @@ def read_config(path: Path | None) -> tuple[Security, list[tuple[str, Destinatio
             policies.append((entry["destination"], DestinationPolicy(**settings)))
         except (TypeError, ValueError) as error:
             raise SecurityConfigError(f"{context}: {error}") from None
-    return security, policies
+    return security, policies, max_memory
+
+
+def _read_max_memory(value: object, where: str) -> int | None:
+    """A config file's ``max_memory``: bytes as an integer, or a string such as ``"64MiB"``."""
+    try:
+        if isinstance(value, str):
+            return parse_memory_size(value, where)
+        return check_max_memory(value, where)
+    except ValueError as error:
+        raise SecurityConfigError(str(error)) from None
 
 
 def _describe_auth(options: BrokerOptions, security: Security) -> str:
@@ -178,7 +206,8 @@ async def serve(
     """Run the broker until ``stop`` is set; ``announce`` receives the startup line and the
     shutdown line (and, for a standby, the line saying it waits). Errors opening the config or
     the store propagate before anything listens."""
-    security, policies = read_config(options.config)
+    security, policies, configured_memory = read_config(options.config)
+    max_memory = options.max_memory or configured_memory or DEFAULT_MAX_MEMORY
     ssl_context = options.tls.context() if options.tls is not None else None
     loop = asyncio.get_running_loop()
     lost: list[JMSException] = []
@@ -208,6 +237,7 @@ async def serve(
                 store,
                 name="memory" if options.store is None else describe_store(options.store),
                 default_policy=default,
+                max_memory=max_memory,
             ),
         )
     except BaseException:
@@ -222,6 +252,7 @@ async def serve(
         port=options.port,
         tls_port=options.tls_port,
         max_connections=options.max_connections,
+        connect_timeout_s=options.connect_timeout_s,
         ssl_context=ssl_context,
         security=security,
         store=store,
@@ -240,6 +271,7 @@ async def serve(
             + _describe_listeners(server, options.tls),
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
+            f"max memory: {max_memory / (1024 * 1024):g} MiB",
         ]
         if options.http_port is not None:
             http = HttpServer(
