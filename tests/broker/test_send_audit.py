@@ -116,3 +116,33 @@ def test_a_broker_opening_a_store_reads_only_the_newest_messages_of_each_queue_a
         assert _delivered(second, connection_id) == ["m0", "m1", "m2", "m3", "older, taken again"]
     finally:
         second.close()
+
+
+def test_a_resend_the_audit_does_not_know_is_delivered_flagged_redelivered_also_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    # The broker that took it may have delivered it, and its consumer acknowledged it, before
+    # it died: a message acknowledged before its group commit is never written.
+    first = Broker(SQLiteStore(tmp_path / "store"), name="first")
+    try:
+        connection_id = first.connect()
+        first.send(connection_id, _message("ID:new:1", "resent"), resend=True)
+        first.send(connection_id, _message("ID:new:2", "sent once"))
+    finally:
+        first.close()
+    second = Broker(SQLiteStore(tmp_path / "store"), name="second")
+    try:
+        connection_id = second.connect()
+        recorder = Recorder()
+        second.add_consumer(connection_id, ConsumerSpec(Queue("audited"), prefetch=10), recorder)
+        flags = [
+            (
+                d.message.get_text(),  # type: ignore[attr-defined]
+                d.message.get_jms_redelivered(),
+                d.message.get_int_property("JMSXDeliveryCount"),
+            )
+            for d in recorder.deliveries
+        ]
+        assert flags == [("resent", True, 2), ("sent once", False, 1)]
+    finally:
+        second.close()

@@ -467,7 +467,9 @@ class Broker:
         A PERSISTENT message is durable when this returns; a NON_PERSISTENT one never waits for
         the store (what else the call stored — records of deliveries it dispatched — is waited
         for by whoever receives those). A ``resend`` (a failover client sending again what a lost
-        connection did not answer) whose JMSMessageID the send audit holds is dropped instead.
+        connection did not answer) whose JMSMessageID the send audit holds is dropped instead;
+        one it does not hold is taken with one delivery counted (JMSRedelivered, as for a message
+        that may have been delivered before: the broker that died may have delivered it).
 
         The broker keeps ``message`` itself: the caller must not change it afterwards.
         """
@@ -489,7 +491,9 @@ class Broker:
                 queues = self._targets(target, message, connection)
                 if target.policy.max_backlog is not None:
                     self._check_room([(target, queues)])
-                self._append(target, message, queues, work)
+                # A resend the audit does not know may have been delivered, even acknowledged,
+                # by a broker that died before answering it: its one delivery is counted.
+                self._append(target, message, queues, work, delivery_count=int(resend))
                 if message_id is not None:
                     self._audit.record(message_id)
                 closed = self._relieve_memory(work, held)
@@ -1705,6 +1709,7 @@ class Broker:
         queues: list[MessageQueue],
         work: _Work,
         encoded: bytes | None = None,
+        delivery_count: int = 0,
     ) -> None:
         seq = state.next_seq()
         through = state.reservation_due()
@@ -1716,6 +1721,8 @@ class Broker:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
                 work.operations.append(AppendMessage(state.text, seq, message, stored, encoded))
+                if delivery_count:
+                    work.operations += [SetDeliveryCount(k, seq, delivery_count) for k in stored]
         expiration = message._expiration
         expired = expiration != 0 and expiration <= work.now
         window = state.policy.memory_window
@@ -1729,7 +1736,15 @@ class Broker:
                     queue.page_out(seq, message._delivery_time)
                     self._paged_for_memory += over_budget
                     continue
-            entry = Entry(seq, message, stored=stored_here, size=size, gate=gate)
+            entry = Entry(
+                seq,
+                message,
+                delivery_count=delivery_count,
+                stored=stored_here,
+                size=size,
+                gate=gate,
+            )
+            entry.returned = False  # counted as delivered, it still takes its place in line
             self._admit(queue, entry, work)
 
     def _admit(
