@@ -382,6 +382,16 @@ def _refusal(frame: Frame, error: BaseException) -> tuple[tuple[str, str], ...]:
     return (("jms-exception", type(error).__name__), ("message", f"{where}: {error}"))
 
 
+def _first_failure(completions: list[Completion]) -> Exception | None:
+    """The error of the first of ``completions`` (each done) that failed, or None."""
+    for completion in completions:
+        try:
+            completion.wait()  # done: returns or raises at once
+        except Exception as error:
+            return error
+    return None
+
+
 def _flag(frame: Frame, name: str) -> bool:
     return frame.header(name) == "true"
 
@@ -898,13 +908,8 @@ class _ClientConnection(asyncio.Protocol):
         self._finished += len(tracked)
         if self._closing:
             return
-        for completion in tracked[:-1]:  # each done: wait() returns or raises at once
-            if error is not None:
-                break
-            try:
-                completion.wait()
-            except Exception as failure:
-                error = failure
+        if error is None:
+            error = _first_failure(tracked[:-1])
         if error is not None:
             self._fail(None, _FrameError(f"the broker's store failed: {error}"))
             return
