@@ -64,7 +64,7 @@ from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.memory import (
     DEFAULT_MAX_MEMORY,
-    MemoryGauge,
+    MemoryBudget,
     MemoryStats,
     check_max_memory,
     message_size,
@@ -313,16 +313,9 @@ class Broker:
         max_memory: int | None = DEFAULT_MAX_MEMORY,
     ) -> None:
         self.name = name
-        self._max_memory = check_max_memory(max_memory, "max_memory")
-        # Compared on every send: no budget is a budget nothing reaches.
-        self._memory_limit = max_memory if max_memory is not None else float("inf")
-        self._stored_limit = self._memory_limit * _STORED_SHARE
-        self._gauge = MemoryGauge()
-        self._producers_blocked = False
-        self._memory_waiters: list[Callable[[], None]] = []
-        self._producer_blocks = 0
-        self._slow_consumers_closed = 0
-        self._paged_for_memory = 0
+        # One attribute for the budget's state: a Broker with over 30 attributes loses CPython's
+        # fast attribute access (shared-key instance dicts), which costs every call.
+        self._memory = MemoryBudget(check_max_memory(max_memory, "max_memory"), _STORED_SHARE)
         self._lock = threading.Lock()
         self._store = store if store is not None else MemoryStore()
         self._policies = PolicyMap(default_policy)
@@ -414,7 +407,7 @@ class Broker:
             connection = self._connection(connection_id)
             queue = TemporaryQueue(self._temporary_name())
             self._queues[str(queue)] = QueueDestination(
-                queue, self._policies.for_destination(str(queue)), connection.id, self._gauge
+                queue, self._policies.for_destination(str(queue)), connection.id, self._memory
             )
             connection.temporaries.add(str(queue))
             return queue
@@ -480,14 +473,13 @@ class Broker:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
             message_id = message._message_id
-            closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
+            closed: Sequence[tuple[Callable[[JMSException], None], JMSException]] = ()
             if resend and message_id is not None and message_id in self._audit:
                 logger.info("dropped a duplicate of %s sent to %s", message_id, target.text)
                 # Its first copy may still be on its way to the store: answer once it is there.
                 completion = self._store.submit(())
             else:
                 work = _Work(self._clock())
-                held = self._gauge.used
                 queues = self._targets(target, message, connection)
                 if target.policy.max_backlog is not None:
                     self._check_room([(target, queues)])
@@ -496,9 +488,11 @@ class Broker:
                 self._append(target, message, queues, work, delivery_count=int(resend))
                 if message_id is not None:
                     self._audit.record(message_id)
-                closed = self._relieve_memory(work, held)
+                if self._memory.used > self._memory.ceiling:
+                    closed = self._relieve_memory(work)
                 completion = self._finish(work, stored_with=message)
-        self._tell_closed(closed)
+        if closed:
+            self._tell_closed(closed)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
 
@@ -520,7 +514,6 @@ class Broker:
             connection = self._connection(connection_id)
             transaction = self._take_transaction(connection, transaction_id)
             work = _Work(self._clock())
-            held = self._gauge.used
             acknowledged = list(dict.fromkeys(transaction.acknowledged))
             failure: TransactionRolledBackException | None = None
             try:
@@ -545,9 +538,10 @@ class Broker:
                 for target, message, queues in plan:
                     self._append(target, message, queues, work)
                 self._acknowledge(connection, acknowledged, work)
-            closed = self._relieve_memory(work, held)
+            closed = self._relieve_memory(work) if self._memory.used > self._memory.ceiling else ()
             completion = self._finish(work)
-        self._tell_closed(closed)
+        if closed:
+            self._tell_closed(closed)
         persistent = any(
             m.get_jms_delivery_mode() == DeliveryMode.PERSISTENT for m in transaction.sends
         )
@@ -1320,12 +1314,12 @@ class Broker:
         back, and what the budget made the broker do so far."""
         with self._lock:
             return MemoryStats(
-                used=self._gauge.used,
-                limit=self._max_memory,
-                producers_blocked=self._producers_blocked,
-                producer_blocks=self._producer_blocks,
-                slow_consumers_closed=self._slow_consumers_closed,
-                paged_for_memory=self._paged_for_memory,
+                used=self._memory.used,
+                limit=self._memory.limit,
+                producers_blocked=self._memory.producers_blocked,
+                producer_blocks=self._memory.producer_blocks,
+                slow_consumers_closed=self._memory.slow_consumers_closed,
+                paged_for_memory=self._memory.paged_for_memory,
             )
 
     @property
@@ -1333,16 +1327,16 @@ class Broker:
         """Whether the memory budget is reached and producers should be held back (a front end
         stops reading their connections until ``when_memory_available`` calls back). Read
         without the lock: a front end asks after every send."""
-        return self._producers_blocked
+        return self._memory.producers_blocked
 
     def when_memory_available(self, callback: Callable[[], None]) -> bool:
         """True if producers may go on now; otherwise False, and ``callback`` is called once when
         they may. It is called with the broker's lock held, on any thread: it must return at
         once and must not call the broker."""
         with self._lock:
-            if not self._producers_blocked:
+            if not self._memory.producers_blocked:
                 return True
-            self._memory_waiters.append(callback)
+            self._memory.waiters.append(callback)
             return False
 
     # -- shutdown ------------------------------------------------------------------------------
@@ -1437,7 +1431,9 @@ class Broker:
                     f"{text} does not exist: it was deleted, or the connection that created it "
                     "closed"
                 )
-            state = QueueDestination(queue, self._policies.for_destination(text), None, self._gauge)
+            state = QueueDestination(
+                queue, self._policies.for_destination(text), None, self._memory
+            )
             self._queues[text] = state
             self._store.submit([AddDestination(text)])
         return state
@@ -1517,7 +1513,7 @@ class Broker:
             subscription = Subscription(
                 topic=topic.destination,
                 queue=MessageQueue(
-                    f"subscriber://{consumer_id}", topic.destination, None, self._gauge
+                    f"subscriber://{consumer_id}", topic.destination, None, self._memory
                 ),
                 selector_text=selector_text,
                 no_local=spec.no_local,
@@ -1542,7 +1538,7 @@ class Broker:
         label = f"shared://{quote(client_id or '', safe='')}/{quote(name, safe='')}"
         subscription = Subscription(
             topic=topic.destination,
-            queue=MessageQueue(label, topic.destination, None, self._gauge),
+            queue=MessageQueue(label, topic.destination, None, self._memory),
             selector_text=selector_text,
             no_local=False,
             name=name,
@@ -1600,7 +1596,7 @@ class Broker:
         key = durable_store_key(client_id, name)
         subscription = Subscription(
             topic=topic.destination,
-            queue=MessageQueue(key, topic.destination, key, self._gauge),
+            queue=MessageQueue(key, topic.destination, key, self._memory),
             selector_text=spec.selector_text,
             no_local=spec.no_local and not spec.shared,
             name=name,
@@ -1731,10 +1727,10 @@ class Broker:
             stored_here = persistent and queue.store_key is not None
             if stored_here and not expired:
                 # A stored message never takes the count past its share: it waits in the store.
-                over_budget = self._gauge.used + size > self._stored_limit
+                over_budget = self._memory.used + size > self._memory.stored_ceiling
                 if over_budget or queue.paged or (window is not None and queue.waiting >= window):
                     queue.page_out(seq, message._delivery_time)
-                    self._paged_for_memory += over_budget
+                    self._memory.paged_for_memory += over_budget
                     continue
             entry = Entry(
                 seq,
@@ -1957,7 +1953,10 @@ class Broker:
             self._watch(queue)
         for queue in work.paging:
             self._page_in_if_room(queue)
-        if self._producers_blocked and self._gauge.used <= self._memory_limit * _LOW_WATER:
+        if (
+            self._memory.producers_blocked
+            and self._memory.used <= self._memory.ceiling * _LOW_WATER
+        ):
             self._memory_freed()
         return completion
 
@@ -2027,7 +2026,7 @@ class Broker:
             destination = Destination.parse(text)
             policy = self._policies.for_destination(text)
             if isinstance(destination, Queue):
-                self._queues[text] = QueueDestination(destination, policy, None, self._gauge)
+                self._queues[text] = QueueDestination(destination, policy, None, self._memory)
             else:
                 assert isinstance(destination, Topic)
                 self._topics[text] = TopicDestination(destination, policy, None)
@@ -2037,7 +2036,7 @@ class Broker:
             topic = self._topic_destination(topic_destination)
             subscription = Subscription(
                 topic=topic.destination,
-                queue=MessageQueue(record.key, topic.destination, record.key, self._gauge),
+                queue=MessageQueue(record.key, topic.destination, record.key, self._memory),
                 selector_text=record.selector,
                 no_local=record.no_local,
                 name=record.name,
@@ -2080,7 +2079,7 @@ class Broker:
         start = 1
         while (
             (window := policy_window) is None or queue.waiting < window
-        ) and self._gauge.used < self._stored_limit:
+        ) and self._memory.used < self._memory.stored_ceiling:
             want = _RECOVERY_PAGE if window is None else min(_RECOVERY_PAGE, window - queue.waiting)
             page = self._store.read_entries(key, start, None, want)
             for stored in page:
@@ -2111,25 +2110,24 @@ class Broker:
     # -- internals: the memory budget ------------------------------------------------------------
 
     def _relieve_memory(
-        self, work: _Work, held: int
+        self, work: _Work
     ) -> Sequence[tuple[Callable[[JMSException], None], JMSException]]:
-        """After a send or commit that found ``held`` bytes in memory: if it took more memory and
-        the count is past the budget, close the slowest non-durable subscriber, then hold
-        producers back if that was not enough. Returns the closed connections' ``on_close`` and
-        why, to be called once the lock is released."""
-        used = self._gauge.used
-        if used <= held or used <= self._memory_limit or self._producers_blocked:
+        """After a send or commit left the count past the budget (stored messages never take it
+        there): close the slowest non-durable subscriber, then hold producers back if that was
+        not enough. Returns the closed connections' ``on_close`` and why, to be called once the
+        lock is released."""
+        if self._memory.producers_blocked:
             return ()
         closed = self._close_slow_consumer(work)
-        if self._gauge.used > self._memory_limit:
-            self._producers_blocked = True
-            self._producer_blocks += 1
+        if self._memory.used > self._memory.ceiling:
+            self._memory.producers_blocked = True
+            self._memory.producer_blocks += 1
             logger.warning(
                 "memory budget reached: messages held take %d bytes, max_memory is %d; producers "
                 "are held back until it falls to %d bytes",
-                self._gauge.used,
-                self._max_memory,
-                int(self._memory_limit * _LOW_WATER),
+                self._memory.used,
+                self._memory.limit,
+                int(self._memory.ceiling * _LOW_WATER),
             )
         return closed
 
@@ -2138,24 +2136,26 @@ class Broker:
     ) -> list[tuple[Callable[[JMSException], None], JMSException]]:
         """End the non-durable subscription holding the most memory, if it holds
         ``_SLOW_CONSUMER_SHARE`` of the budget or more, closing its consumers' connections."""
-        threshold = self._memory_limit * _SLOW_CONSUMER_SHARE
-        candidates = [
-            subscription
-            for topic in self._topics.values()
-            for subscription in topic.subscriptions
-            if not subscription.durable and subscription.queue.memory >= threshold
-        ]
-        if not candidates:
+        held, slowest = max(
+            (
+                (subscription.queue.memory, subscription)
+                for topic in self._topics.values()
+                for subscription in topic.subscriptions
+                if not subscription.durable
+            ),
+            key=itemgetter(0),
+            default=(0, None),
+        )
+        if slowest is None or held < self._memory.ceiling * _SLOW_CONSUMER_SHARE:
             return []
-        slowest = max(candidates, key=lambda subscription: subscription.queue.memory)
         queue = slowest.queue
         reason = (
             f"slow consumer: {queue.name} on {slowest.topic} held {queue.depth} messages "
-            f"({queue.memory} bytes) when the broker's memory budget (max_memory {self._max_memory}"
+            f"({held} bytes) when the broker's memory budget (max_memory {self._memory.limit}"
             " bytes) was reached; the subscription is ended and its connection closed"
         )
         logger.warning("%s", reason)
-        self._slow_consumers_closed += 1
+        self._memory.slow_consumers_closed += 1
         closed = []
         for connection_id in {consumer.connection_id for consumer in queue.consumers}:
             connection = self._connections.pop(connection_id)
@@ -2177,13 +2177,13 @@ class Broker:
 
     def _memory_freed(self) -> None:
         """Producers held back may go on: the memory held fell to the low-water mark."""
-        self._producers_blocked = False
+        self._memory.producers_blocked = False
         logger.warning(
             "memory budget: messages held take %d bytes again (max_memory %d); producers go on",
-            self._gauge.used,
-            self._max_memory,
+            self._memory.used,
+            self._memory.limit,
         )
-        waiters, self._memory_waiters = self._memory_waiters, []
+        waiters, self._memory.waiters = self._memory.waiters, []
         for callback in waiters:
             try:
                 callback()
@@ -2197,7 +2197,7 @@ class Broker:
         if not queue.paged or queue.paging_in or queue.deleted or queue.store_key is None:
             return
         window = self._policy_of(queue).memory_window
-        if self._gauge.used >= self._stored_limit:
+        if self._memory.used >= self._memory.stored_ceiling:
             if queue.waiting:
                 return
             window = _BUDGET_PAGE

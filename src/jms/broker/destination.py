@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Final
 
-from jms.broker.memory import MemoryGauge
+from jms.broker.memory import MemoryBudget
 from jms.broker.message_queue import MessageQueue
 from jms.broker.policy import DestinationPolicy
 from jms.broker.subscription import Subscription
@@ -106,12 +106,12 @@ class QueueDestination(_Sequenced):
         destination: Queue,
         policy: DestinationPolicy,
         owner_connection_id: int | None,
-        gauge: MemoryGauge,
+        budget: MemoryBudget,
     ) -> None:
         super().__init__(str(destination), policy, owner_connection_id)
         self.destination = destination
         store_key = None if owner_connection_id is not None else self.text
-        self.queue = MessageQueue(self.text, destination, store_key, gauge)
+        self.queue = MessageQueue(self.text, destination, store_key, budget)
 
 
 class TopicDestination(_Sequenced):

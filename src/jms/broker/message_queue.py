@@ -35,7 +35,7 @@ from bisect import bisect_left, bisect_right
 from typing import Final
 
 from jms.broker.consumer import Consumer
-from jms.broker.memory import MemoryGauge
+from jms.broker.memory import MemoryBudget
 from jms.message import Destination, Message
 from jms.selector import Selector
 from jms.store import Completion
@@ -131,15 +131,14 @@ class MessageQueue:
         name: str,
         destination: Destination,
         store_key: str | None,
-        gauge: MemoryGauge | None = None,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self.name = name
         self.destination = destination
         self.store_key = store_key
         self.entries: dict[int, Entry] = {}  # every entry not yet gone, in sequence order
-        #: Bytes the entries in memory are counted for; ``gauge`` sums them over the broker.
-        self.memory = 0
-        self._gauge = gauge if gauge is not None else MemoryGauge()
+        # Sums the sizes of the entries in memory of every queue of the broker.
+        self._budget = budget if budget is not None else MemoryBudget(None)
         # No entry in memory has a higher number (entries leaving do not lower it): a browse
         # starting above it has nothing in memory to look at.
         self._highest_seq = 0
@@ -184,6 +183,12 @@ class MessageQueue:
         return len(self.entries) + len(self._paged) - self._paged_head
 
     @property
+    def memory(self) -> int:
+        """Bytes the entries in memory are counted for (summed when asked: the broker asks only
+        when its memory budget is reached)."""
+        return sum(entry.size for entry in self.entries.values())
+
+    @property
     def waiting(self) -> int:
         """Entries in memory that are not in flight (ready or scheduled): what the window bounds."""
         return len(self.entries) - self.in_flight
@@ -196,8 +201,7 @@ class MessageQueue:
         """Take a new (``arrived``) or paged-in unexpired entry; return (assigned, expired) like
         ``select``."""
         self.entries[entry.seq] = entry
-        self.memory += entry.size
-        self._gauge.used += entry.size
+        self._budget.used += entry.size
         if entry.seq > self._highest_seq:
             self._highest_seq = entry.seq
         if arrived:
@@ -363,8 +367,7 @@ class MessageQueue:
         entry.state = EntryState.GONE
         entry.consumer = None
         if self.entries.pop(entry.seq, None) is not None:
-            self.memory -= entry.size
-            self._gauge.used -= entry.size
+            self._budget.used -= entry.size
 
     def drain(self) -> list[Entry]:
         """Delete the queue: remove and return every entry in memory not in flight, and forget
