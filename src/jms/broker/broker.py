@@ -1732,15 +1732,9 @@ class Broker:
                     queue.page_out(seq, message._delivery_time)
                     self._memory.paged_for_memory += over_budget
                     continue
-            entry = Entry(
-                seq,
-                message,
-                delivery_count=delivery_count,
-                stored=stored_here,
-                size=size,
-                gate=gate,
-            )
-            entry.returned = False  # counted as delivered, it still takes its place in line
+            entry = Entry(seq, message, stored=stored_here, size=size, gate=gate)
+            if delivery_count:  # counted as delivered, it still takes its place in line
+                entry.delivery_count = delivery_count
             self._admit(queue, entry, work)
 
     def _admit(
