@@ -236,9 +236,9 @@ def test_a_store_of_schema_version_1_is_upgraded_and_keeps_its_messages(tmp_path
         sent = run_jms("send", "old", "new", "--url", broker.url)
     assert received.returncode == 0 and received.stdout == "written by an older jms\n"
     assert sent.returncode == 0, sent.stderr
-    assert "from schema version 1 to 3" in broker.log
+    assert "from schema version 1 to 4" in broker.log
     with sqlite3.connect(tmp_path / "store" / DATABASE_NAME) as database:
-        assert database.execute("PRAGMA user_version").fetchone() == (3,)
+        assert database.execute("PRAGMA user_version").fetchone() == (4,)
         (table,) = database.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'")
         assert "WITHOUT ROWID" not in table[0]
 

@@ -20,6 +20,7 @@ from jms.store import (
     Completion,
     DeleteSubscription,
     DurableSubscriptionRecord,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -399,7 +400,7 @@ def test_deleting_a_subscription_drops_its_consumed_ranges(tmp_path: Path) -> No
     store.close()
 
 
-def test_a_store_of_schema_version_2_is_upgraded_to_3(tmp_path: Path) -> None:
+def test_a_store_of_schema_version_2_is_upgraded_to_4(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path)
     store.submit([AppendMessage("queue://q", 1, TextMessage("kept"), ("queue://q",))]).wait()
     store.close()
@@ -415,7 +416,63 @@ def test_a_store_of_schema_version_2_is_upgraded_to_3(tmp_path: Path) -> None:
     assert reopened.read_sequences("queue://q", 1, 5) == []
     reopened.close()
     with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:
-        assert database.execute("PRAGMA user_version").fetchone() == (3,)
+        assert database.execute("PRAGMA user_version").fetchone() == (4,)
+
+
+def test_a_store_of_schema_version_3_is_upgraded_to_4_and_then_moves_entries(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit([AppendMessage("queue://s", 1, TextMessage("kept"), ("queue://s",))]).wait()
+    store.close()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:  # as version 3 was
+        database.executescript(
+            "ALTER TABLE entries DROP COLUMN message_seq; PRAGMA user_version = 3;"
+        )
+    reopened = SQLiteStore(tmp_path)
+    reopened.submit([MoveEntries("queue://s", 1, 1, "queue://q", 1)]).wait()
+    assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
+        "kept"
+    ]
+    reopened.close()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:
+        assert database.execute("PRAGMA user_version").fetchone() == (4,)
+
+
+def test_moved_messages_are_written_once_survive_a_reopen_and_go_when_consumed(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path)
+    store.submit(
+        [
+            AppendMessage("queue://s", seq, TextMessage(f"m{seq}"), ("queue://s",))
+            for seq in (1, 2, 3)
+        ]
+    ).wait()
+    store.submit([MoveEntries("queue://s", 1, 3, "queue://q", 1)]).wait()
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
+        # Not a byte of a message moved: they are where they were staged.
+        assert inspector.execute("SELECT log, seq FROM messages ORDER BY seq").fetchall() == [
+            ("queue://s", 1),
+            ("queue://s", 2),
+            ("queue://s", 3),
+        ]
+    store.close()
+    reopened = SQLiteStore(tmp_path)
+    assert reopened.load().queues_with_entries == ("queue://q",)
+    assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
+        "m1",
+        "m2",
+        "m3",
+    ]
+    reopened.submit([RemoveEntry("queue://q", 2)]).wait()
+    reopened.submit([RemoveRange("queue://q", 1, 3)]).wait()
+    deadline = time.monotonic() + 10
+    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as inspector:
+        while inspector.execute("SELECT count(*) FROM messages").fetchone() != (0,):
+            assert time.monotonic() < deadline, "the consumed range was never reclaimed"
+            time.sleep(0.05)
+    reopened.close()
 
 
 def test_a_slow_commit_is_logged_naming_the_file_and_the_time(

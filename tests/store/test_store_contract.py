@@ -19,6 +19,7 @@ from jms.store import (
     EncodedEntry,
     MemoryStore,
     MessageStore,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -129,6 +130,72 @@ def test_a_failing_batch_applies_nothing(store: MessageStore) -> None:
     assert store.load().destinations == ()
     store.submit([AppendMessage("queue://q", 6, _message("d"), ("queue://q",))]).wait()
     assert _texts(store, "queue://q") == ["a", "d"]
+
+
+def _stage(store: MessageStore, texts: list[str], first_seq: int = 1) -> None:
+    store.submit(
+        [
+            AppendMessage("queue://staging", seq, _message(text), ("queue://staging",))
+            for seq, text in enumerate(texts, first_seq)
+        ]
+    ).wait()
+
+
+def test_moved_entries_are_the_targets_under_new_numbers_with_their_messages_and_counts(
+    store: MessageStore,
+) -> None:
+    store.submit([AppendMessage("queue://out", 1, _message("before"), ("queue://out",))]).wait()
+    _stage(store, ["orphan", "s1", "s2", "s3", "later"])
+    store.submit([SetDeliveryCount("queue://staging", 3, 2)]).wait()
+    store.submit([MoveEntries("queue://staging", 2, 4, "queue://out", 8)]).wait()
+    assert _texts(store, "queue://out") == ["before", "s1", "s2", "s3"]
+    moved = store.read_entries("queue://out", 2, None, 10)
+    assert [(e.seq, e.delivery_count) for e in moved] == [(8, 0), (9, 2), (10, 0)]
+    assert [e.data for e in store.read_encoded_entries("queue://out", 9, 9, 1)] == [
+        encode(_message("s2"))
+    ]
+    assert _texts(store, "queue://staging") == ["orphan", "later"]
+    assert store.read_sequences("queue://staging", 1, 10) == [1, 5]
+    assert store.load().last_sequences["queue://out"] == 10
+    with pytest.raises(IllegalStateException, match="not above"):
+        store.submit([AppendMessage("queue://out", 10, _message("x"), ("queue://out",))]).wait()
+    store.submit([AppendMessage("queue://out", 11, _message("after"), ("queue://out",))]).wait()
+    store.submit([RemoveEntry("queue://out", 9), RemoveRange("queue://out", 1, 8)]).wait()
+    assert _texts(store, "queue://out") == ["s3", "after"]
+    # The staging log's numbers are its own still: a later staged message goes above them.
+    _stage(store, ["s6"], 6)
+    assert _texts(store, "queue://staging") == ["orphan", "later", "s6"]
+
+
+@pytest.mark.parametrize(
+    ("move", "reason"),
+    [
+        (MoveEntries("queue://staging", 1, 4, "queue://out", 5), "3 of the 4 are held"),
+        (MoveEntries("queue://staging", 1, 3, "queue://out", 2), "not above the last number"),
+    ],
+    ids=["a-number-missing", "not-above-the-target-log"],
+)
+def test_a_move_that_cannot_be_made_fails_its_whole_batch(
+    store: MessageStore, move: MoveEntries, reason: str
+) -> None:
+    store.submit([AppendMessage("queue://out", 2, _message("before"), ("queue://out",))]).wait()
+    _stage(store, ["s1", "s2", "s3"])
+    with pytest.raises(IllegalStateException, match=reason):
+        store.submit([AddDestination("queue://other"), move]).wait()
+    assert _texts(store, "queue://out") == ["before"]
+    assert _texts(store, "queue://staging") == ["s1", "s2", "s3"]
+    assert "queue://other" not in store.load().destinations
+    store.submit([MoveEntries("queue://staging", 1, 3, "queue://out", 3)]).wait()
+    assert _texts(store, "queue://out") == ["before", "s1", "s2", "s3"]
+
+
+def test_a_consumed_range_is_not_moved(store: MessageStore) -> None:
+    _stage(store, ["s1", "s2", "s3"])
+    store.submit([RemoveRange("queue://staging", 2, 2)]).wait()
+    with pytest.raises(IllegalStateException, match="2 of the 3 are held"):
+        store.submit([MoveEntries("queue://staging", 1, 3, "queue://out", 1)]).wait()
+    assert _texts(store, "queue://staging") == ["s1", "s3"]
+    assert _texts(store, "queue://out") == []
 
 
 def test_subscriptions_and_destinations_are_loaded(store: MessageStore) -> None:

@@ -22,7 +22,9 @@ batch (it is called under the broker's lock and must not wait for a disk); the r
 ``Completion`` is waited on outside the lock, which is how many concurrent senders can share one
 fsync. Only what must survive reaches the store: PERSISTENT messages on queues and durable
 subscriptions, acknowledgements of those, delivery counts, destinations, durable subscriptions and
-sequence reservations. Because batches complete in order, an empty batch is a barrier: once its
+sequence reservations. ``MoveEntries`` hands a range of one store queue's entries to another
+under new numbers without rewriting their messages: an entry's own ``seq`` orders it in its store
+queue, and it names its message by ``(log, message seq)``, which a moved entry keeps. Because batches complete in order, an empty batch is a barrier: once its
 completion returns, every batch submitted before it is readable (a store makes that cheap).
 
 Reads. ``load`` returns what a restarting broker needs first (destinations, subscriptions, the last
@@ -57,6 +59,7 @@ __all__ = [
     "DurableSubscriptionRecord",
     "EncodedEntry",
     "MessageStore",
+    "MoveEntries",
     "RemoveEntry",
     "RemoveRange",
     "ReserveSequences",
@@ -136,6 +139,22 @@ class RemoveRange:
 
 
 @dataclass(frozen=True, slots=True)
+class MoveEntries:
+    """Move the entries of the store queue ``source`` numbered ``first_seq`` to ``last_seq`` --
+    every number of that range must be one, none consumed -- to the store queue ``target``,
+    renumbered in order from ``target_seq`` on, which must be above every number of the log
+    ``target`` (a queue's own log): those numbers of that log are then used, as by an append.
+    Their messages stay as they are, where they are (not a byte rewritten), and their delivery
+    counts go with them. How a batch of staged messages is published (``jms.broker.staging``)."""
+
+    source: str
+    first_seq: int
+    last_seq: int
+    target: str
+    target_seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class SetDeliveryCount:
     """Record that the entry ``seq`` of ``queue`` has had ``count`` unacknowledged deliveries."""
 
@@ -160,6 +179,7 @@ StoreOperation = (
     | AppendMessage
     | RemoveEntry
     | RemoveRange
+    | MoveEntries
     | SetDeliveryCount
     | ReserveSequences
 )
@@ -167,7 +187,8 @@ StoreOperation = (
 
 @dataclass(frozen=True, slots=True)
 class StoredEntry:
-    """One entry read back: the message ``(log, seq)`` held by ``queue``."""
+    """One entry read back: the entry ``seq`` of ``queue``, whose message is in the log ``log``
+    (under ``seq`` too, unless the entry was moved: ``MoveEntries``)."""
 
     queue: str
     log: str

@@ -102,6 +102,14 @@ def _version_1_to_2(connection: sqlite3.Connection) -> None:
     connection.execute("ALTER TABLE messages_v2 RENAME TO messages")
 
 
+def _version_3_to_4(connection: sqlite3.Connection) -> None:
+    """4: ``entries.message_seq``, a moved entry's message's number in its log (``MoveEntries``);
+    a store older than 3 whose tables the current schema script created may have it already."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(entries)")}
+    if "message_seq" not in columns:
+        connection.execute("ALTER TABLE entries ADD COLUMN message_seq INTEGER")
+
+
 #: The migration from each version to the next.
 _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     1: _version_1_to_2,
@@ -109,6 +117,7 @@ _MIGRATIONS: Final[dict[int, Callable[[sqlite3.Connection], None]]] = {
     # creates in every store it opens: a version 2 store only needs its number raised. A jms
     # that reads version 2 must not open it: it would not know that consumed entries are gone.
     2: lambda connection: None,
+    3: _version_3_to_4,
 }
 
 

@@ -26,6 +26,7 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     EncodedEntry,
     MessageStore,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -50,6 +51,7 @@ class _LoggedMessage:
 class _Entry:
     log: str
     delivery_count: int
+    message_seq: int  # its message's number in ``log``: its own, unless it was moved
 
 
 class MemoryStore(MessageStore):
@@ -63,7 +65,7 @@ class MemoryStore(MessageStore):
         self._last_sequences: dict[str, int] = {}
         self._reserved: dict[str, int] = {}
         self._messages: dict[tuple[str, int], _LoggedMessage] = {}
-        # queue -> seq -> entry, in seq order: a queue's entries come from one log, in its order.
+        # queue -> seq -> entry, in seq order (appends and moves only ever add numbers above).
         self._entries: dict[str, dict[int, _Entry]] = {}
 
     def load(self) -> StoreContents:
@@ -105,13 +107,13 @@ class MemoryStore(MessageStore):
             entries = self._entries.get(queue)
             if not entries:
                 return []
-            seqs = list(entries)  # a queue's entries come from one log, appended in seq order
+            seqs = list(entries)  # in seq order: appends and moves only ever add numbers above
             result: list[StoredEntry] = []
             for seq in seqs[bisect_left(seqs, start_seq) :]:
                 if (end_seq is not None and seq > end_seq) or len(result) >= limit:
                     break
                 entry = entries[seq]
-                message = self._messages[(entry.log, seq)].message
+                message = self._messages[(entry.log, entry.message_seq)].message
                 result.append(StoredEntry(queue, entry.log, seq, message, entry.delivery_count))
             return result
 
@@ -151,6 +153,8 @@ class MemoryStore(MessageStore):
                     f"one, {last}"
                 )
             planned_sequences[operation.log] = operation.seq
+        elif isinstance(operation, MoveEntries):
+            self._validate_move(operation, planned_sequences)
         elif isinstance(operation, SaveSubscription):
             key = operation.subscription.key
             if key in planned_subscriptions:
@@ -158,6 +162,27 @@ class MemoryStore(MessageStore):
             planned_subscriptions.add(key)
         elif isinstance(operation, DeleteSubscription):
             planned_subscriptions.discard(operation.key)
+
+    def _validate_move(self, operation: MoveEntries, planned_sequences: dict[str, int]) -> None:
+        last = planned_sequences.get(
+            operation.target, self._last_sequences.get(operation.target, 0)
+        )
+        if operation.target_seq <= last:
+            raise IllegalStateException(
+                f"store: cannot move entries of {operation.source} to {operation.target} from "
+                f"{operation.target_seq} on: that is not above the last number of its log ({last})"
+            )
+        entries = self._entries.get(operation.source, {})
+        wanted = operation.last_seq - operation.first_seq + 1
+        held = sum(
+            1 for seq in range(operation.first_seq, operation.last_seq + 1) if seq in entries
+        )
+        if held != wanted:
+            raise IllegalStateException(
+                f"store: cannot move entries {operation.first_seq} to {operation.last_seq} of "
+                f"{operation.source} to {operation.target}: {held} of the {wanted} are held"
+            )
+        planned_sequences[operation.target] = operation.target_seq + wanted - 1
 
     def _apply(self, operation: StoreOperation) -> None:
         if isinstance(operation, AppendMessage):
@@ -168,7 +193,16 @@ class MemoryStore(MessageStore):
                     operation.log, operation.message, len(operation.queues)
                 )
                 for queue in operation.queues:
-                    self._entries.setdefault(queue, {})[operation.seq] = _Entry(operation.log, 0)
+                    self._entries.setdefault(queue, {})[operation.seq] = _Entry(
+                        operation.log, 0, operation.seq
+                    )
+        elif isinstance(operation, MoveEntries):
+            source = self._entries[operation.source]
+            target = self._entries.setdefault(operation.target, {})
+            offset = operation.target_seq - operation.first_seq
+            for seq in range(operation.first_seq, operation.last_seq + 1):
+                target[seq + offset] = source.pop(seq)
+            self._last_sequences[operation.target] = operation.last_seq + offset
         elif isinstance(operation, RemoveEntry):
             self._remove_entry(operation.queue, operation.seq)
         elif isinstance(operation, RemoveRange):
@@ -197,7 +231,7 @@ class MemoryStore(MessageStore):
         entry = self._entries.get(queue, {}).pop(seq, None)
         if entry is None:
             return
-        key = (entry.log, seq)
+        key = (entry.log, entry.message_seq)
         logged = self._messages[key]
         logged.references -= 1
         if logged.references == 0:

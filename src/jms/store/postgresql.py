@@ -56,6 +56,7 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     EncodedEntry,
     MessageStore,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -143,12 +144,14 @@ _SCHEMA_STEPS: Final[tuple[LiteralString, ...]] = (
         PRIMARY KEY (queue, seq)
     );
     """,
+    # 2: a moved entry's message's number in its log (``MoveEntries``); NULL: the entry's own.
+    "ALTER TABLE jms.entries ADD COLUMN message_seq bigint",
 )
 SCHEMA_VERSION: Final = len(_SCHEMA_STEPS)
 
 _ENTRY_ROWS: Final = (
     "SELECT e.seq, e.log, e.delivery_count, m.data FROM jms.entries e "
-    "JOIN jms.messages m ON m.log = e.log AND m.seq = e.seq "
+    "JOIN jms.messages m ON m.log = e.log AND m.seq = coalesce(e.message_seq, e.seq) "
     "WHERE e.queue = %s AND e.seq >= %s AND e.seq <= %s ORDER BY e.seq LIMIT %s"
 )
 
@@ -157,7 +160,7 @@ _ENTRY_ROWS: Final = (
 # order as numbers do in big-endian bytes. ``(seq, delivery_count, data)`` rows.
 _NOT_DUE_ROWS: Final = (
     "SELECT e.seq, e.delivery_count, m.data FROM jms.entries e "
-    "JOIN jms.messages m ON m.log = e.log AND m.seq = e.seq "
+    "JOIN jms.messages m ON m.log = e.log AND m.seq = coalesce(e.message_seq, e.seq) "
     "WHERE e.queue = %s AND e.seq >= %s AND e.seq <= %s "
     f"AND substring(m.data from {HEADER_TIMES_AT + 9} for 8) > %s "
     f"AND (substring(m.data from {HEADER_TIMES_AT + 1} for 8) = %s "
@@ -165,7 +168,7 @@ _NOT_DUE_ROWS: Final = (
 )
 
 # Removing entries releases their messages in the same statement: ``removed`` is a CTE deleting
-# entries ``RETURNING log, seq``; a message losing all its references is deleted, the others lose
+# entries ``RETURNING`` their messages' ``log, seq``; a message losing all its references is deleted, the others lose
 # that many. The two parts touch different rows, so one statement may do both.
 _RELEASE: Final = """
     WITH removed AS ({removal}),
@@ -179,13 +182,16 @@ _RELEASE: Final = """
 """
 _REMOVE_ENTRIES: Final = _RELEASE.format(
     removal="DELETE FROM jms.entries e USING unnest(%s::text[], %s::bigint[]) AS r(queue, seq) "
-    "WHERE e.queue = r.queue AND e.seq = r.seq RETURNING e.log, e.seq"
+    "WHERE e.queue = r.queue AND e.seq = r.seq "
+    "RETURNING e.log, coalesce(e.message_seq, e.seq) AS seq"
 )
 _REMOVE_RANGE: Final = _RELEASE.format(
-    removal="DELETE FROM jms.entries WHERE queue = %s AND seq BETWEEN %s AND %s RETURNING log, seq"
+    removal="DELETE FROM jms.entries WHERE queue = %s AND seq BETWEEN %s AND %s "
+    "RETURNING log, coalesce(message_seq, seq) AS seq"
 )
 _REMOVE_QUEUE: Final = _RELEASE.format(
-    removal="DELETE FROM jms.entries WHERE queue = %s RETURNING log, seq"
+    removal="DELETE FROM jms.entries WHERE queue = %s "
+    "RETURNING log, coalesce(message_seq, seq) AS seq"
 )
 
 _STOP: Final = object()
@@ -550,6 +556,8 @@ class PostgreSQLStore(MessageStore):
         execute = self._writer.execute
         if isinstance(operation, RemoveRange):
             execute(_REMOVE_RANGE, (operation.queue, operation.start_seq, operation.end_seq))
+        elif isinstance(operation, MoveEntries):
+            self._move_entries(operation)
         elif isinstance(operation, ReserveSequences):
             execute(
                 "INSERT INTO jms.sequences AS s (log, last_seq, reserved) VALUES (%s, 0, %s) "
@@ -587,6 +595,40 @@ class PostgreSQLStore(MessageStore):
             execute(_REMOVE_QUEUE, (operation.key,))
         else:
             raise IllegalStateException(f"store: unknown operation {operation!r}")
+
+    def _move_entries(self, operation: MoveEntries) -> None:
+        execute = self._writer.execute
+        count = operation.last_seq - operation.first_seq + 1
+        grew = execute(
+            "INSERT INTO jms.sequences AS s (log, last_seq) VALUES (%s, %s) "
+            "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq "
+            "WHERE s.last_seq < %s",
+            (operation.target, operation.target_seq + count - 1, operation.target_seq),
+        ).rowcount
+        self._last_sequences.pop(operation.target, None)  # the group writes' cache
+        if not grew:
+            raise IllegalStateException(
+                f"store: cannot move entries of {operation.source} to {operation.target} from "
+                f"{operation.target_seq} on: that is not above the last number of its log"
+            )
+        # Each entry keeps naming its message (log, number): the message is not rewritten.
+        moved = execute(
+            "UPDATE jms.entries SET queue = %s, seq = seq + %s, "
+            "message_seq = coalesce(message_seq, seq) "
+            "WHERE queue = %s AND seq BETWEEN %s AND %s",
+            (
+                operation.target,
+                operation.target_seq - operation.first_seq,
+                operation.source,
+                operation.first_seq,
+                operation.last_seq,
+            ),
+        ).rowcount
+        if moved != count:
+            raise IllegalStateException(
+                f"store: cannot move entries {operation.first_seq} to {operation.last_seq} of "
+                f"{operation.source} to {operation.target}: {moved} of the {count} are held"
+            )
 
 
 class PostgreSQLSnapshot(SnapshotReader):
@@ -648,7 +690,8 @@ class _GroupWrites:
     delivery record of a message sent in the run is its entry's initial count.
 
     It equals applying the operations one by one because an appended entry is always new (its
-    ``seq`` grows its log, and a store queue holds entries of one log only), so the changes to
+    ``seq`` grows its log, and a store queue's entries are numbered in its own log's numbers, a
+    moved entry's too: ``MoveEntries`` is written on its own), so the changes to
     entries that existed before the run (updates, then removals) commute with the run's appends.
     """
 
@@ -703,7 +746,7 @@ class _GroupWrites:
         if entry is None:
             self._count_updates[key] = None
             return
-        message_key = (entry[0], operation.seq)
+        message_key = (entry[0], operation.seq)  # appended in this run: numbered as its entry
         message = self._messages[message_key]
         message[0] -= 1
         if not message[0]:

@@ -41,6 +41,7 @@ from jms.store.base import (
     DurableSubscriptionRecord,
     EncodedEntry,
     MessageStore,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -56,11 +57,15 @@ __all__ = ["DATABASE_NAME", "ENTRY_ROWS", "SCHEMA_VERSION", "SLOW_COMMIT_S", "SQ
 
 logger = logging.getLogger(__name__)
 
+# An entry's message is numbered ``message_seq`` in its log if the entry was moved, else ``seq``.
+_MESSAGE_SEQ_OF_ENTRY: Final = "coalesce(message_seq, seq)"
+_MESSAGE_SEQ: Final = "coalesce(e.message_seq, e.seq)"
+
 #: A queue's entries with their stored messages, in sequence order, as ``(seq, log,
 #: delivery_count, data)`` rows; its parameters are ``(queue, start_seq, end_seq, limit)``.
 ENTRY_ROWS: Final = (
     "SELECT e.seq, e.log, e.delivery_count, m.data FROM live_entries e "
-    "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+    f"JOIN messages m ON m.log = e.log AND m.seq = {_MESSAGE_SEQ} "
     "WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? ORDER BY e.seq LIMIT ?"
 )
 
@@ -70,7 +75,7 @@ _DELIVERY_TIME: Final = f"substr(m.data, {HEADER_TIMES_AT + 9}, 8)"
 # (the moment as 8 big-endian bytes, twice), as ``(seq, delivery_count, data)`` rows.
 _NOT_DUE_ROWS: Final = (
     "SELECT e.seq, e.delivery_count, m.data FROM live_entries e "
-    "JOIN messages m ON m.log = e.log AND m.seq = e.seq "
+    f"JOIN messages m ON m.log = e.log AND m.seq = {_MESSAGE_SEQ} "
     f"WHERE e.queue = ? AND e.seq >= ? AND e.seq <= ? AND {_DELIVERY_TIME} > ? "
     f"AND ({_EXPIRATION} = zeroblob(8) OR {_EXPIRATION} > ?) ORDER BY e.seq LIMIT ?"
 )
@@ -79,7 +84,8 @@ DATABASE_NAME: Final = "jms-store.sqlite3"
 _LOCK_NAME: Final = "jms-store.lock"
 #: 2: ``sequences.reserved``; ``messages`` is a rowid table (its rows are kilobytes).
 #: 3: ``consumed`` ranges and the ``live_entries`` view.
-SCHEMA_VERSION: Final = 3
+#: 4: ``entries.message_seq`` (moved entries, ``MoveEntries``).
+SCHEMA_VERSION: Final = 4
 #: A group commit taking this long or longer is logged as slow (senders wait for it).
 SLOW_COMMIT_S: Final = 1.0
 _SLOW_COMMIT_LOG_EVERY_S: Final = 10.0
@@ -118,6 +124,7 @@ CREATE TABLE IF NOT EXISTS entries (
     seq INTEGER NOT NULL,
     log TEXT NOT NULL,
     delivery_count INTEGER NOT NULL DEFAULT 0,
+    message_seq INTEGER,
     PRIMARY KEY (queue, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS consumed (
@@ -388,7 +395,7 @@ class SQLiteStore(MessageStore):
                 through = end_seq if chunk_end is None else chunk_end[0]
                 removed = execute(
                     "DELETE FROM entries WHERE queue = ? AND seq BETWEEN ? AND ? "
-                    "RETURNING log, seq",
+                    f"RETURNING log, {_MESSAGE_SEQ_OF_ENTRY}",
                     (queue_name, start_seq, through),
                 ).fetchall()
                 self._release_messages(removed)
@@ -529,6 +536,8 @@ class SQLiteStore(MessageStore):
                 )
         elif isinstance(operation, RemoveEntry):
             self._remove_entry(operation.queue, operation.seq)
+        elif isinstance(operation, MoveEntries):
+            self._move_entries(operation)
         elif isinstance(operation, RemoveRange):
             # A range is consumed by one small row; its entries and messages are deleted in the
             # background (``_reclaim``), and until then no read sees them (``live_entries``).
@@ -575,18 +584,58 @@ class SQLiteStore(MessageStore):
             execute("DELETE FROM subscriptions WHERE key = ?", (operation.key,))
             execute("DELETE FROM consumed WHERE queue = ?", (operation.key,))
             removed = execute(
-                "DELETE FROM entries WHERE queue = ? RETURNING log, seq", (operation.key,)
+                f"DELETE FROM entries WHERE queue = ? RETURNING log, {_MESSAGE_SEQ_OF_ENTRY}",
+                (operation.key,),
             ).fetchall()
             self._release_messages(removed)
         else:
             raise IllegalStateException(f"store: unknown operation {operation!r}")
 
+    def _move_entries(self, operation: MoveEntries) -> None:
+        execute = self._writer.execute
+        count = operation.last_seq - operation.first_seq + 1
+        last = operation.target_seq + count - 1
+        grew = execute(
+            "INSERT INTO sequences (log, last_seq) VALUES (?, ?) "
+            "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq "
+            "WHERE sequences.last_seq < ?",
+            (operation.target, last, operation.target_seq),
+        ).rowcount
+        self._last_sequences.pop(operation.target, None)  # the coalesced writes' cache
+        (held,) = execute(
+            "SELECT count(*) FROM live_entries WHERE queue = ? AND seq BETWEEN ? AND ?",
+            (operation.source, operation.first_seq, operation.last_seq),
+        ).fetchone()
+        if not grew:
+            raise IllegalStateException(
+                f"store: cannot move entries of {operation.source} to {operation.target} from "
+                f"{operation.target_seq} on: that is not above the last number of its log"
+            )
+        if held != count:
+            raise IllegalStateException(
+                f"store: cannot move entries {operation.first_seq} to {operation.last_seq} of "
+                f"{operation.source} to {operation.target}: {held} of the {count} are held"
+            )
+        # Each entry keeps naming its message (log, number): the message is not rewritten.
+        execute(
+            f"UPDATE entries SET queue = ?, seq = seq + ?, message_seq = {_MESSAGE_SEQ_OF_ENTRY} "
+            "WHERE queue = ? AND seq BETWEEN ? AND ?",
+            (
+                operation.target,
+                operation.target_seq - operation.first_seq,
+                operation.source,
+                operation.first_seq,
+                operation.last_seq,
+            ),
+        )
+
     def _remove_entry(self, queue_name: str, seq: int) -> None:
         row = self._writer.execute(
-            "DELETE FROM entries WHERE queue = ? AND seq = ? RETURNING log", (queue_name, seq)
+            f"DELETE FROM entries WHERE queue = ? AND seq = ? RETURNING log, {_MESSAGE_SEQ_OF_ENTRY}",
+            (queue_name, seq),
         ).fetchone()
         if row is not None:
-            self._release_messages([(row[0], seq)])
+            self._release_messages([(row[0], row[1])])
 
     def _release_messages(self, references: Iterable[tuple[str, int]]) -> None:
         _release_messages(self._writer, Counter(references))
@@ -639,14 +688,15 @@ def _single_reference_runs(released: Counter[tuple[str, int]]) -> list[tuple[str
 
 class _CoalescedWrites:
     """What a run of sends, delivery records and acknowledgements changes, gathered in memory
-    and written with a few ``executemany`` calls: a message acknowledged in the run it was sent
-    in is never written, a delivery record of a message sent in the run is its entry's initial
-    count, and each log's last sequence is written once.
+        and written with a few ``executemany`` calls: a message acknowledged in the run it was sent
+        in is never written, a delivery record of a message sent in the run is its entry's initial
+        count, and each log's last sequence is written once.
 
-    The net effect is that of applying the operations one by one because an appended entry is
-    always new — its ``seq`` grows its log, and a store queue holds entries of one log only — so
-    operations on entries that existed before the run (written first, updates then removals)
-    commute with the run's appends. A run is all-or-nothing: the writer rolls back on any error.
+        The net effect is that of applying the operations one by one because an appended entry is
+        always new — its ``seq`` grows its log, and a store queue's entries are numbered in its own
+    log's numbers (a moved entry too, ``MoveEntries``, which is written on its own) — so
+        operations on entries that existed before the run (written first, updates then removals)
+        commute with the run's appends. A run is all-or-nothing: the writer rolls back on any error.
     """
 
     __slots__ = (
@@ -722,7 +772,7 @@ class _CoalescedWrites:
                 released.update(
                     execute(
                         "DELETE FROM entries WHERE queue = ? AND seq IN "
-                        "(SELECT value FROM json_each(?)) RETURNING log, seq",
+                        f"(SELECT value FROM json_each(?)) RETURNING log, {_MESSAGE_SEQ_OF_ENTRY}",
                         (queue_name, json.dumps(seqs)),
                     ).fetchall()
                 )
