@@ -67,6 +67,6 @@ def test_a_staged_message_past_the_limit_is_refused_and_nothing_is_staged(
     staging = Queue("staging")
     small = encode(BytesMessage())
     with pytest.raises(ResourceAllocationException, match="staged message 1 of this request"):
-        session.stage_encoded(staging, "attempt-1", [small, bytes(LIMIT - 3)])
+        session.stage_encoded(staging, [small, bytes(LIMIT - 3)])
     reader = session.create_sequence_reader(staging)
     assert reader.last_sequence() == 0

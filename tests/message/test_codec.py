@@ -26,11 +26,9 @@ from jms.message.codec import (
     decode,
     encode,
     encode_redelivered,
-    encode_with_bodies,
     header_times,
     message_id_of,
     restamped,
-    split_bytes_message,
     with_redelivered,
 )
 from jms.types import Char, Double, Float, Int, Long
@@ -296,59 +294,6 @@ def test_restamped_bytes_are_the_encoding_of_the_restamped_message(
     assert message_fingerprint(decode(data)) == message_fingerprint(message)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
-@given(messages(), st.lists(st.binary(max_size=300), max_size=4))
-def test_encodings_with_bodies_are_the_encodings_of_the_template_with_each_body(
-    message: Message, bodies: list[bytes]
-) -> None:
-    template = BytesMessage()
-    template._properties = dict(message._properties)
-    template._destination = message._destination
-    template._timestamp = message._timestamp
-    template.write_bytes(b"ignored")
-    expected = []
-    for body in bodies:
-        copy = template._copy()
-        assert isinstance(copy, BytesMessage)
-        copy.clear_body()
-        copy.write_bytes(body)
-        expected.append(encode(copy))
-    assert encode_with_bodies(template, bodies) == expected
-
-
-@given(messages(), st.binary(max_size=300))
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-def test_a_bytes_message_is_cut_before_its_body_without_decoding(
-    message: Message, body: bytes
-) -> None:
-    carrier = BytesMessage()
-    carrier._properties = dict(message._properties)
-    carrier._destination = message._destination
-    carrier._correlation_id = message._correlation_id
-    carrier.write_bytes(body)
-    encoded = encode(carrier)
-    head, cut = split_bytes_message(encoded)
-    assert cut == body
-    assert encode_with_bodies(carrier, [body]) == [head + struct.pack(">I", len(body)) + body]
-    empty = decode(head + bytes(4))
-    assert isinstance(empty, BytesMessage) and empty._content() == b""
-    assert encode(empty) == head + bytes(4)  # the same headers and properties (NaN too)
-
-
-def test_only_a_whole_bytes_message_is_cut_before_its_body() -> None:
-    encoded = encode(BytesMessage())
-    with pytest.raises(MessageFormatException, match="not a BytesMessage"):
-        split_bytes_message(encode(TextMessage("text")))
-    with pytest.raises(MessageFormatException, match="truncated length of bytes body"):
-        split_bytes_message(encoded[:-1])
-    with pytest.raises(MessageFormatException, match="1 unexpected bytes after the body"):
-        split_bytes_message(encoded + b"x")
-    with pytest.raises(MessageFormatException, match="fixed header"):
-        split_bytes_message(b"JM")
-
-
-@given(messages(), st.booleans())
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 def test_the_fixed_header_is_read_and_patched_without_decoding(
     message: Message, redelivered: bool
 ) -> None:

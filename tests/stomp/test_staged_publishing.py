@@ -13,7 +13,7 @@ import pytest
 from jms.broker import Broker
 from jms.broker.security import Security, hash_password
 from jms.broker.staging import split_stage_frames, stage_frames
-from jms.client import ConnectionFactory, StagedRange
+from jms.client import ConnectionFactory
 from jms.errors import JMSException
 from jms.message import Queue, TextMessage
 from jms.message.codec import encode
@@ -42,17 +42,14 @@ def test_a_plain_client_stages_and_publishes_and_reads_the_count_in_the_receipt(
     body = stage_frames([_encoded("a", "out"), _encoded("b", "out")])
     client.send(
         "SEND",
-        {
-            "destination": "/admin/stage",
-            "target": "/queue/staging",
-            "jms-staging-tag": "t1",
-            "receipt": "r1",
-        },
+        {"destination": "/admin/stage", "target": "/queue/staging", "receipt": "r1"},
         body,
     )
-    assert client.read().command == "RECEIPT"
+    staged = client.read()
+    assert staged.command == "RECEIPT"
+    assert (staged.header("jms-staged-first"), staged.header("jms-staged-last")) == ("1", "2")
     request = {
-        "staged": [{"queue": "/queue/staging", "tag": "t1", "through_seq": 2, "count": 2}],
+        "staged": [{"queue": "/queue/staging", "first_seq": 1, "last_seq": 2}],
         "marker": {"queue": "/queue/markers", "batch_id": 9},
     }
     client.send(
@@ -78,13 +75,23 @@ def test_a_plain_client_stages_and_publishes_and_reads_the_count_in_the_receipt(
         ({"destination": "/admin/publish-staged"}, b'{"staged": 3}', "staged is not a list"),
         (
             {"destination": "/admin/publish-staged"},
-            b'{"staged": [{"queue": "/queue/s", "tag": "t"}]}',
-            "KeyError: 'through_seq'",
+            b'{"staged": [{"queue": "/queue/s", "first_seq": 1}]}',
+            "KeyError: 'last_seq'",
+        ),
+        (
+            {"destination": "/admin/publish-staged"},
+            b'{"staged": [{"queue": "/queue/s", "first_seq": 2, "last_seq": 1}]}',
+            "a staged range ends at or after its start; got 2 to 1",
         ),
         (
             {"destination": "/admin/stage", "target": "/queue/s"},
             b"",
-            "needs a jms-staging-tag header",
+            "a stage request holds at least one message; got none",
+        ),
+        (
+            {"destination": "/admin/stage", "target": "/queue/s"},
+            stage_frames([b"junk"]),
+            "staged message 0 is not a message",
         ),
     ],
 )
@@ -107,7 +114,7 @@ def test_an_internal_failure_of_a_publish_is_an_error_not_silence(
         raise RuntimeError("the store went away")
 
     monkeypatch.setattr(broker, "publish_staged", broken)
-    request = {"staged": [{"queue": "/queue/staging", "tag": "t", "through_seq": 1, "count": 1}]}
+    request = {"staged": [{"queue": "/queue/staging", "first_seq": 1, "last_seq": 1}]}
     client.send(
         "SEND",
         {"destination": "/admin/publish-staged", "receipt": "r1"},
@@ -146,8 +153,10 @@ def test_a_destination_the_user_may_not_send_to_publishes_nothing(
     with ConnectionFactory(secured.url).create_connection("writer", "rows") as connection:
         session = connection.create_session()
         staging = Queue("staging")
-        session.stage_encoded(staging, "t", [_encoded("ok", "allowed"), _encoded("no", "secret")])
+        staged = session.stage_encoded(
+            staging, [_encoded("ok", "allowed"), _encoded("no", "secret")]
+        )
         with pytest.raises(JMSException, match="may not send queue://secret"):
-            session.publish_staged([StagedRange(staging, "t", 2, 2)])
+            session.publish_staged(staged)
         assert broker.last_sequence(Queue("allowed")) == 0
         assert session.create_sequence_reader(staging).last_sequence() == 2

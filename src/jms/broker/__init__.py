@@ -5,7 +5,7 @@ priority, expiry, delivery delay, redelivery with dead-letter queues, message gr
 in-process transport, and a STOMP server can sit in front of it. Storage is ``jms.store``'s.
 ``embedded_broker(url)`` gives the process's broker for a ``memory://`` or ``embedded:///path``
 URL; ``open_broker(url, ...)`` opens one with settings (what a broker process does).
-``jms.broker.staging`` defines staged messages and the parts of ``Broker.publish_staged``.
+``jms.broker.staging`` defines the parts of ``Broker.stage_encoded`` and ``Broker.publish_staged``.
 """
 
 from jms.broker.broker import (
@@ -19,14 +19,7 @@ from jms.broker.consumer import DEFAULT_PREFETCH, ConsumerSpec, DeliverySink
 from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.policy import DEAD_LETTER_PREFIX, DEFAULT_MEMORY_WINDOW, DestinationPolicy
 from jms.broker.registry import close_embedded_broker, embedded_broker, open_broker
-from jms.broker.staging import (
-    MARKER_BATCH,
-    STAGING_TAG,
-    BatchMarker,
-    StagedRange,
-    staged_message,
-    unstage,
-)
+from jms.broker.staging import MARKER_BATCH, BatchMarker, StagedRange
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import SubscriptionName
 
@@ -38,7 +31,6 @@ __all__ = [
     "DEFAULT_PREFETCH",
     "MARKER_BATCH",
     "ORIGINAL_DESTINATION",
-    "STAGING_TAG",
     "BatchMarker",
     "Broker",
     "BrowsePage",
@@ -53,7 +45,5 @@ __all__ = [
     "close_embedded_broker",
     "embedded_broker",
     "open_broker",
-    "staged_message",
-    "unstage",
     "wall_clock_ms",
 ]

@@ -74,13 +74,11 @@ from jms.broker.pager import Pager, PageRequest
 from jms.broker.policy import DEAD_LETTER_PREFIX, DestinationPolicy, PolicyMap
 from jms.broker.staging import (
     MARKER_BATCH,
-    STAGING_TAG,
     BatchMarker,
     StagedRange,
-    StoredStaging,
+    StagedRun,
+    add_to_runs,
     check_stage_request,
-    staged_message,
-    unstage,
 )
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
@@ -92,6 +90,7 @@ from jms.errors import (
     InvalidDestinationException,
     JMSException,
     JMSSecurityException,
+    MessageFormatException,
     ResourceAllocationException,
     TransactionRolledBackException,
 )
@@ -107,7 +106,6 @@ from jms.message import (
 from jms.message.codec import (
     decode,
     encode_redelivered,
-    encode_with_bodies,
     header_times,
     message_id_of,
     restamped,
@@ -122,6 +120,7 @@ from jms.store import (
     DeleteSubscription,
     MemoryStore,
     MessageStore,
+    MoveEntries,
     RemoveEntry,
     RemoveRange,
     ReserveSequences,
@@ -273,22 +272,35 @@ def _ranges_around(low: int, high: int, holes: list[int]) -> list[tuple[int, int
     return runs
 
 
-class _PagedStaging:
-    """What ``publish_staged`` read from the store before taking the lock: per range, the
-    unstaged messages by sequence number; the paged-out markers' batch ids by sequence number;
-    the marker queue's paging state then (``(first paged-out seq, count)``)."""
+class _StagingRead(NamedTuple):
+    """What ``publish_staged`` read from the store before taking the lock: per range, its runs
+    (None: unknown, the range is not held) and the messages it sends again (with their stored
+    bytes) by sequence number; the paged-out markers' batch ids by sequence number; the marker
+    queue's paging state then (``(first paged-out seq, count)``)."""
 
-    __slots__ = ("marker_paging", "markers", "messages")
+    runs: list[list[StagedRun] | None]
+    messages: list[dict[int, tuple[Message, bytes]]]
+    markers: dict[int, int]
+    marker_paging: tuple[int | None, int] | None
 
-    def __init__(
-        self,
-        messages: list[dict[int, tuple[Message, bytes]]],
-        markers: dict[int, int],
-        marker_paging: tuple[int | None, int] | None,
-    ) -> None:
-        self.messages = messages
-        self.markers = markers
-        self.marker_paging = marker_paging
+
+class _Move(NamedTuple):
+    """A publish step: the staged ``run`` of the staging queue ``staging_key`` moves to
+    ``target``."""
+
+    staging_key: str
+    run: StagedRun
+    target: QueueDestination
+
+
+class _Resend(NamedTuple):
+    """A publish step: ``message`` is sent to ``queues`` of ``target`` (``stored``: its stored
+    bytes, kept by the store if it keeps the message)."""
+
+    message: Message
+    target: QueueDestination | TopicDestination
+    queues: list[MessageQueue]
+    stored: bytes | None
 
 
 class Broker:
@@ -331,6 +343,8 @@ class Broker:
         self._queues: dict[str, QueueDestination] = {}
         self._topics: dict[str, TopicDestination] = {}
         self._durable: dict[tuple[str | None, str], Subscription] = {}
+        # Per staging queue, the runs of the messages staged in it, in order (jms.broker.staging).
+        self._staged_runs: dict[str, list[StagedRun]] = {}
         self._shared: dict[tuple[str | None, str], Subscription] = {}
         self._consumers: dict[int, Consumer] = {}
         self._in_flight: dict[int, tuple[Entry, MessageQueue]] = {}
@@ -960,37 +974,79 @@ class Broker:
     # -- staged publishing (jms.broker.staging) -------------------------------------------------
 
     def stage_encoded(
-        self, connection_id: int, queue: Queue, tag: str, encoded: Sequence[bytes]
-    ) -> None:
-        """Append to the staging queue ``queue`` one staged message tagged ``tag`` per codec
-        encoding in ``encoded`` (not decoded here: ``publish_staged`` decodes, and refuses one
-        that is not a message), PERSISTENT, in one store batch that is durable when this
-        returns."""
-        check_stage_request(queue, tag, encoded)
+        self, connection_id: int, queue: Queue, encoded: Sequence[bytes]
+    ) -> StagedRange:
+        """Stage the messages ``encoded`` holds (``jms.message.codec`` encodings, at least one)
+        in the staging queue ``queue``, in one store batch that is durable when this returns,
+        and return the range of numbers they got there (``jms.broker.staging``).
+
+        Each is decoded first (a staging request is refused whole, naming the message, if one
+        is not a message or has no destination) and stamped as a producer sending it now would
+        stamp it: a new message ID and timestamp, JMSRedelivered false, its own delivery mode and
+        priority, its expiration and delivery time kept (not before now). It is stored as those
+        bytes, in the store only: a staging queue's messages take no memory."""
+        check_stage_request(queue, encoded)
         now = self._clock()
-        template = staged_message(b"", tag)
-        template._destination = queue
-        template._timestamp = now
-        wrappers = []
-        for item in encoded:
-            wrapper = staged_message(item, tag)
-            wrapper._destination = queue
-            wrapper._timestamp = now
-            wrappers.append(wrapper)
-        # Each stored encoding is made from the template's: one encoding of the headers.
-        stored = encode_with_bodies(template, encoded)
+        prefix = f"ID:{self._instance}-s{next(self._ids)}:"
+        messages: list[Message] = []
+        stamped: list[bytes] = []
+        for index, item in enumerate(encoded):
+            try:
+                message = decode(item)
+            except MessageFormatException as error:
+                raise MessageFormatException(
+                    f"staged message {index} is not a message: {error.reason}",
+                    linked_exception=error,
+                ) from None
+            if not isinstance(message._destination, Queue | Topic):
+                raise InvalidDestinationException(
+                    f"staged message {index} has JMSDestination {message._destination!r}: a "
+                    "staged message names the queue or topic it is published to"
+                )
+            message_id = f"{prefix}{index + 1}"
+            self._stamp_published(message, now, message_id)
+            stamped.append(
+                restamped(
+                    item,
+                    message_id=message_id,
+                    timestamp=now,
+                    expiration=message._expiration,
+                    delivery_time=message._delivery_time,
+                )
+            )
+            messages.append(message)
         with self._lock:
             connection = self._connection(connection_id)
             state = self._queue_destination(queue)
             self._check_owner(connection, state)
-            queues = [state.queue]
+            held = state.queue
             if state.policy.max_backlog is not None:
-                self._check_room([(state, queues)] * len(wrappers))
+                self._check_room([(state, [held])] * len(messages))
+            assert held.store_key is not None  # a staging queue is permanent
+            runs = self._staged_runs.setdefault(state.text, [])
+            oldest = held.first_paged()
+            while runs and (oldest is None or runs[0].last_seq < oldest):
+                runs.pop(0)  # consumed meanwhile (acknowledge_through, purge)
             work = _Work(now)
-            for wrapper, wrapper_encoded in zip(wrappers, stored, strict=True):
-                self._append(state, wrapper, queues, work, wrapper_encoded)
+            first = state.last_seq + 1
+            for message, data in zip(messages, stamped, strict=True):
+                seq = self._next_seq(state)
+                work.operations.append(
+                    AppendMessage(state.text, seq, message, (held.store_key,), data)
+                )
+                held.page_out(seq, message._delivery_time)
+                add_to_runs(runs, seq, message)
             completion = self._finish(work)
         completion.wait()
+        return StagedRange(queue, first, state.last_seq)
+
+    def _next_seq(self, state: QueueDestination | TopicDestination) -> int:
+        """The next number of ``state``'s log, its reservation submitted when one is due."""
+        seq = state.next_seq()
+        through = state.reservation_due()
+        if through is not None:
+            state.reserved(through, self._store.submit([ReserveSequences(state.text, through)]))
+        return seq
 
     def publish_staged(
         self,
@@ -1001,24 +1057,21 @@ class Broker:
     ) -> int:
         """Publish the staged messages ``staged`` names, in one transaction, and return how many.
 
-        Range after range, each in sequence order, every message goes to its own destination
-        stamped as a producer sending it now would stamp it: a new message ID and timestamp, its
-        own delivery mode and priority, its expiration and delivery time kept (one already
-        expired is still sent, to expire as its destination's policy says). With ``marker``, a
-        marker message holding its batch id goes to the marker queue in the same transaction and
-        the older markers there are consumed; if a marker there already holds that batch id or a
-        higher one, nothing is published and 0 is returned (a batch re-run, a retried publish).
-        Either way every staging queue named is consumed through the highest ``through_seq``
-        named for it, leftovers of other tags included.
+        Range after range, each in sequence order, every message goes to its own destination as
+        ``stage_encoded`` stamped it; a run of PERSISTENT messages to a queue is moved there
+        (``jms.store.MoveEntries``: not a byte of it rewritten), any other message is sent again.
+        With ``marker``, a marker message holding its batch id goes to the marker queue in the
+        same transaction and the older markers there are consumed; if a marker there already
+        holds that batch id or a higher one, nothing is published and 0 is returned (a batch
+        re-run, a retried publish). Either way every staging queue named is consumed whole, the
+        leftovers of writers that failed included.
 
-        Atomic: when a range does not hold exactly ``count`` messages with its tag (one is
-        missing, in flight, or was never staged), a message cannot be decoded or sent, or
-        ``authorize_send`` (a front end's permission check, called under the broker's lock once
-        per destination; it must not call back into the broker) refuses a destination, nothing
-        changes and the exception says why. Staged messages paged out to the store are read and
-        decoded before the lock is taken; the published messages, with their encodings, stay in
-        memory until the one store batch holding them is durable.
-        """
+        Atomic: when a range is not held whole (a message of it missing or consumed), a message
+        cannot be sent, or ``authorize_send`` (a front end's permission check, called under the
+        broker's lock once per destination; it must not call back into the broker) refuses a
+        destination, nothing changes and the exception says why. What must be read back from
+        the store (messages sent again; the runs of ranges staged before this broker started) is
+        read before the lock is taken."""
         ranges = list(staged)
         for part in ranges:
             if not isinstance(part, StagedRange):
@@ -1026,7 +1079,7 @@ class Broker:
         if marker is not None and not isinstance(marker, BatchMarker):
             raise TypeError(f"marker must be a BatchMarker or None; got {marker!r}")
         for _ in range(_PUBLISH_ATTEMPTS):
-            read = self._read_paged_staging(connection_id, ranges, marker)
+            read = self._read_staging(connection_id, ranges, marker)
             with self._lock:
                 connection = self._connection(connection_id)
                 if marker is not None and read.marker_paging != self._paging_of(
@@ -1045,21 +1098,47 @@ class Broker:
             f"{_PUBLISH_ATTEMPTS} attempts to publish: is another writer publishing to it?"
         )
 
-    def _read_paged_staging(
+    def _runs_of(self, part: StagedRange) -> list[StagedRun] | None:
+        """The runs this broker staged that make up ``part`` exactly, or None if it did not stage
+        them all (they were staged before it started)."""
+        found = [
+            run
+            for run in self._staged_runs.get(str(part.queue), ())
+            if part.first_seq <= run.first_seq and run.last_seq <= part.last_seq
+        ]
+        expected = part.first_seq
+        for run in found:
+            if run.first_seq != expected:
+                return None
+            expected = run.last_seq + 1
+        return found if expected == part.last_seq + 1 else None
+
+    def _read_staging(
         self, connection_id: int, ranges: list[StagedRange], marker: BatchMarker | None
-    ) -> _PagedStaging:
-        """Without the lock: the staged messages of ``ranges`` that are paged out (unstaged), and
-        the batch ids of the marker queue's paged-out markers."""
-        reads: list[tuple[int, str, int, int]] = []  # range index, store key, first seq, through
+    ) -> _StagingRead:
+        """Without the lock: what ``publish_staged`` must read from the store — the messages it
+        sends again, the runs of ranges this broker did not stage, the batch ids of the marker
+        queue's paged-out markers."""
+        runs: list[list[StagedRun] | None] = []
+        reads: list[tuple[int, str, int, int]] = []  # range index, store key, first seq, last
         marker_read: tuple[str, int] | None = None
         marker_paging: tuple[int | None, int] | None = None
         with self._lock:
             connection = self._connection(connection_id)
             for index, part in enumerate(ranges):
                 queue = self._browse_source(connection, part.queue)
-                first = queue.first_paged() if queue is not None else None
-                if queue is not None and queue.store_key and first and first <= part.through_seq:
-                    reads.append((index, queue.store_key, first, part.through_seq))
+                known = self._runs_of(part)
+                runs.append(known)
+                if queue is None or queue.store_key is None:
+                    continue  # nothing staged there: refused under the lock
+                if known is None:
+                    reads.append((index, queue.store_key, part.first_seq, part.last_seq))
+                else:
+                    reads += [
+                        (index, queue.store_key, run.first_seq, run.last_seq)
+                        for run in known
+                        if not run.moves
+                    ]
             if marker is not None:
                 marker_queue = self._browse_source(connection, marker.queue)
                 marker_paging = self._paging_of(marker_queue)
@@ -1068,26 +1147,30 @@ class Broker:
                     marker_read = (marker_queue.store_key, first)
         _await(self._store.submit(()))  # every staged message readable
         messages: list[dict[int, tuple[Message, bytes]]] = [{} for _ in ranges]
-        for index, key, first, through in reads:
-            staging = StoredStaging(ranges[index].tag)
+        for index, key, first, last in reads:
             found = messages[index]
+            recovered: list[StagedRun] = []
             while True:
-                page = self._store.read_encoded_entries(key, first, through, _PAGE_IN_LIMIT)
+                page = self._store.read_encoded_entries(key, first, last, _PAGE_IN_LIMIT)
                 for stored in page:
-                    where = f"staged message {stored.seq} of {ranges[index].queue}"
-                    unstaged = staging.unstage(stored.data, where)
-                    if unstaged is not None:
-                        found[stored.seq] = unstaged
+                    message = decode(stored.data)
+                    if runs[index] is None:
+                        add_to_runs(recovered, stored.seq, message)
+                        if recovered[-1].moves:
+                            continue  # moved, not sent again: not kept
+                    found[stored.seq] = (message, stored.data)
                 if len(page) < _PAGE_IN_LIMIT:
                     break
                 first = page[-1].seq + 1
+            if runs[index] is None:
+                runs[index] = recovered
         markers: dict[int, int] = {}
         if marker_read is not None:
             for stored in self._stored_through(*marker_read, None):
                 batch = stored.message._properties.get(MARKER_BATCH)
                 if batch is not None:
                     markers[stored.seq] = int(batch)
-        return _PagedStaging(messages, markers, marker_paging)
+        return _StagingRead(runs, messages, markers, marker_paging)
 
     def _stored_through(self, key: str, start: int, through: int | None) -> Iterable[StoredEntry]:
         """The entries of the store queue ``key`` from ``start`` through ``through``, page by page
@@ -1108,12 +1191,12 @@ class Broker:
         connection: _Connection,
         ranges: list[StagedRange],
         marker: BatchMarker | None,
-        read: _PagedStaging,
+        read: _StagingRead,
         authorize_send: Callable[[Destination], None] | None,
         work: _Work,
     ) -> int:
-        """Under the lock: decide and apply a ``publish_staged`` whose paged-out part is
-        ``read``; return how many messages it published."""
+        """Under the lock: decide and apply a ``publish_staged`` whose store reads are ``read``;
+        return how many messages it published."""
         marker_queue = None
         if marker is not None:
             marker_queue = self._browse_source(connection, marker.queue)
@@ -1127,45 +1210,83 @@ class Broker:
                 )
                 self._consume_staging(connection, ranges, work)
                 return 0
-        messages: list[tuple[Message, bytes | None]] = []
+        allowed: set[str] = set()
+
+        def allow(target: QueueDestination | TopicDestination) -> None:
+            if authorize_send is not None and target.text not in allowed:
+                authorize_send(target.destination)
+                allowed.add(target.text)
+
+        plan: list[_Move | _Resend] = []
+        room: list[tuple[QueueDestination | TopicDestination, list[MessageQueue]]] = []
         for index, part in enumerate(ranges):
-            held = self._staged_held(connection, part, read.messages[index])
-            messages += [held[seq] for seq in sorted(held)]
+            staging = self._browse_source(connection, part.queue)
+            held = 0 if staging is None else self._staged_held(staging, part)
+            runs = read.runs[index]
+            if staging is None or held != part.count or runs is None:
+                raise JMSException(
+                    f"{part.queue} holds {held} of the {part.count} messages staged as numbers "
+                    f"{part.first_seq} to {part.last_seq}; nothing was published"
+                )
+            for run in runs:
+                if run.moves:
+                    assert isinstance(run.destination, Queue)
+                    target = self._queue_destination(run.destination)
+                    allow(target)
+                    assert staging.store_key is not None
+                    plan.append(_Move(staging.store_key, run, target))
+                    if target.policy.max_backlog is not None:
+                        room += [(target, [target.queue])] * (run.last_seq - run.first_seq + 1)
+                    continue
+                for seq in range(run.first_seq, run.last_seq + 1):
+                    message, data = read.messages[index][seq]
+                    target = self._target_for_send(message)
+                    allow(target)
+                    queues = self._targets(target, message, connection)
+                    stored = data if message._delivery_mode == DeliveryMode.PERSISTENT else None
+                    plan.append(_Resend(message, target, queues, stored))
+                    room.append((target, queues))
+        self._check_room(room)
+        if marker_queue is not None:  # the older markers go as the new one comes
+            self._consume_between(marker_queue, 1, self._queues[str(marker.queue)].last_seq, work)
+        for step in plan:
+            if isinstance(step, _Move):
+                self._move_run(step, work)
+            else:
+                self._append(step.target, step.message, step.queues, work, step.stored)
         if marker is not None:
             note = Message()
             note._properties[MARKER_BATCH] = Long(marker.batch_id)
             note._destination = marker.queue
-            messages.append((note, None))
-        prefix = f"ID:{self._instance}-s{next(self._ids)}:"
-        plan = []
-        allowed: set[str] = set()
-        for number, (message, staged) in enumerate(messages, 1):
-            message_id = f"{prefix}{number}"
-            self._stamp_published(message, work.now, message_id)
-            target = self._target_for_send(message)
-            if authorize_send is not None and target.text not in allowed:
-                authorize_send(target.destination)
-                allowed.add(target.text)
-            encoded = None
-            if staged is not None and message._delivery_mode == DeliveryMode.PERSISTENT:
-                # The store keeps these bytes: the staged ones with the new stamps, not a new
-                # encoding of the whole message.
-                encoded = restamped(
-                    staged,
-                    message_id=message_id,
-                    timestamp=message._timestamp,
-                    expiration=message._expiration,
-                    delivery_time=message._delivery_time,
-                )
-            queues = self._targets(target, message, connection)
-            plan.append((target, message, queues, encoded))
-        self._check_room([(target, queues) for target, _, queues, _ in plan])
-        if marker_queue is not None:  # the older markers go as the new one comes
-            self._consume_between(marker_queue, 1, self._queues[str(marker.queue)].last_seq, work)
-        for target, message, queues, encoded in plan:
-            self._append(target, message, queues, work, encoded)
+            self._stamp_published(note, work.now, f"ID:{self._instance}-s{next(self._ids)}:1")
+            target = self._queue_destination(marker.queue)
+            self._append(target, note, [target.queue], work)
         self._consume_staging(connection, ranges, work)
-        return len(messages) - (marker is not None)
+        return sum(part.count for part in ranges)
+
+    @staticmethod
+    def _staged_held(staging: MessageQueue, part: StagedRange) -> int:
+        """How many of the messages ``part`` names ``staging`` holds (not in flight): paged out,
+        or paged in (the store holds them all the same)."""
+        in_memory = staging.entries_between(part.first_seq, part.last_seq)
+        paged = staging.paged_between(part.first_seq, part.last_seq)
+        return paged + sum(1 for entry in in_memory if entry.stored)
+
+    def _move_run(self, move: _Move, work: _Work) -> None:
+        """Make the staged run ``move`` names its target queue's next messages, paged out: its
+        entries move in the store, its messages stay as they are."""
+        run, target = move.run, move.target
+        count = run.last_seq - run.first_seq + 1
+        first = target.last_seq + 1
+        target.last_seq += count - 1
+        self._next_seq(target)  # the run's last number, reserving beyond it when due
+        queue = target.queue
+        assert queue.store_key is not None
+        work.operations.append(
+            MoveEntries(move.staging_key, run.first_seq, run.last_seq, queue.store_key, first)
+        )
+        queue.page_out_run(first, count, run.due_by)
+        work.paging.add(queue)
 
     @staticmethod
     def _marked_batch(queue: MessageQueue | None, paged_markers: dict[int, int]) -> int | None:
@@ -1180,33 +1301,6 @@ class Broker:
         found += [batch for seq, batch in paged_markers.items() if queue.is_paged(seq)]
         return max(found, default=None)
 
-    def _staged_held(
-        self,
-        connection: _Connection,
-        part: StagedRange,
-        paged: dict[int, tuple[Message, bytes]],
-    ) -> dict[int, tuple[Message, bytes]]:
-        """The messages ``part`` names, unstaged (with their encodings), by sequence number
-        (``paged``: those read from the store); ``JMSException`` unless there are exactly
-        ``part.count``."""
-        queue = self._browse_source(connection, part.queue)
-        held: dict[int, tuple[Message, bytes]] = {}
-        if queue is not None:
-            for entry in queue.entries_between(1, part.through_seq):
-                if entry.message._properties.get(STAGING_TAG) == part.tag:
-                    where = f"staged message {entry.seq} of {part.queue}"
-                    held[entry.seq] = unstage(entry.message, where)
-            for seq, message in paged.items():
-                if seq not in held and queue.is_paged(seq):
-                    held[seq] = message
-        if len(held) != part.count:
-            raise JMSException(
-                f"{part.queue} holds {len(held)} of the {part.count} messages tagged "
-                f"{part.tag!r} up to number {part.through_seq} (not in flight); nothing was "
-                "published"
-            )
-        return held
-
     @staticmethod
     def _stamp_published(message: Message, now: int, message_id: str) -> None:
         """Stamp a staged message as a producer sending it now with its own headers would."""
@@ -1220,13 +1314,13 @@ class Broker:
     def _consume_staging(
         self, connection: _Connection, ranges: list[StagedRange], work: _Work
     ) -> None:
-        through: dict[Queue, int] = {}
-        for part in ranges:
-            through[part.queue] = max(through.get(part.queue, 0), part.through_seq)
-        for name, seq in through.items():
+        """Consume the staging queues ``ranges`` name, whole: what they hold beyond the ranges
+        was staged by writers that failed (a publish is the only reader of its staging queues)."""
+        for name in dict.fromkeys(part.queue for part in ranges):
             queue = self._browse_source(connection, name)
             if queue is not None:
-                self._consume_between(queue, 1, seq, work)
+                self._consume_between(queue, 1, self._queues[str(name)].last_seq, work)
+            self._staged_runs.pop(str(name), None)
 
     def purge(self, connection_id: int, queue: Queue) -> int:
         """Remove every message of ``queue`` not in flight to a consumer; return how many. They

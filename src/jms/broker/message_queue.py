@@ -448,6 +448,25 @@ class MessageQueue:
         self._paged.append(seq)
         self.enqueued += 1
 
+    def page_out_run(self, first_seq: int, count: int, due_by: int | None) -> None:
+        """``page_out`` of ``count`` entries numbered from ``first_seq`` on, whose messages'
+        latest JMSDeliveryTime is ``due_by`` (None: not known)."""
+        if self.paged and self._paged[-1] >= first_seq:
+            raise ValueError(
+                f"{self.name}: paged-out sequence {first_seq} is not above the last one, "
+                f"{self._paged[-1]}"
+            )
+        known = self._paged_due_by if self.paged else 0
+        self._paged_due_by = None if known is None or due_by is None else max(known, due_by)
+        self._paged.extend(range(first_seq, first_seq + count))
+        self.enqueued += count
+
+    def paged_between(self, start_seq: int, end_seq: int) -> int:
+        """How many paged-out entries are numbered ``start_seq`` to ``end_seq``."""
+        head = self._paged_head
+        begin = bisect_left(self._paged, start_seq, head)
+        return bisect_right(self._paged, end_seq, begin) - begin
+
     def paged_all_due_at(self, now: int) -> bool:
         """Whether every paged-out entry is known to be due at ``now`` (a range reader then
         need not look in the store for one that is not)."""

@@ -1,19 +1,23 @@
 """Staged publishing: messages parked in *staging queues* by many writers, then published by one
 atomic, idempotent request to the broker (``Broker.publish_staged``) — how a distributed writer
 (the Spark sink) makes a batch visible at once and at most once while its data crosses the
-network only once.
+network, and is written to the store, only once.
 
-A *staged message* is a BytesMessage whose body is the ``jms.message.codec`` encoding of the
-message to publish (its destination, headers, properties and body) and whose String property
-``STAGING_TAG`` names the writer that staged it (a Spark task attempt). ``Broker.stage_encoded``
-makes them from the encodings as they arrive, without decoding them (over STOMP, many in one
-``/admin/stage`` frame: ``stage_frames``). Nobody consumes a staging queue: its messages are inert
-until a publish names them. ``StagedRange`` names the staged messages of one writer in one
-staging queue (those tagged ``tag`` numbered up to ``through_seq``, ``count`` of them);
-``BatchMarker`` names the queue whose marker message remembers the highest batch id published,
-so that a batch is published at most once.
+``Broker.stage_encoded`` takes ``jms.message.codec`` encodings (over STOMP, many in one
+``/admin/stage`` frame: ``stage_frames``), checks each by decoding it, stamps it as a producer
+sending it would (a new JMSMessageID, JMSTimestamp now) and stores it in the staging queue, in the
+store only: nobody consumes a staging queue, and its messages take no memory. It answers with the
+``StagedRange`` the request filled: the numbers the staging queue gave its messages, consecutive.
+The broker remembers, per staging queue, the ``StagedRun``\\s of its messages (consecutive ones of
+one destination and delivery mode) so that a publish need not read them back.
 
-This module only defines the format and the request's parts; the broker executes it.
+``Broker.publish_staged`` publishes the ranges it is given, in order: a run of PERSISTENT messages
+to a queue is *moved* (``jms.store.MoveEntries``: its entries become the queue's under its next
+numbers, the messages not rewritten); any other message (to a topic, NON_PERSISTENT) is read
+back and sent as a producer would send it. ``BatchMarker`` names the queue whose marker message
+remembers the highest batch id published, so that a batch is published at most once.
+
+This module only defines the requests' parts and the runs; the broker executes them.
 """
 
 from __future__ import annotations
@@ -23,28 +27,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from jms.errors import MessageFormatException
-from jms.message import BytesMessage, Message, Queue, TemporaryQueue
-from jms.message.codec import decode, split_bytes_message
+from jms.message import DeliveryMode, Destination, Message, Queue, TemporaryQueue
 
 __all__ = [
     "MARKER_BATCH",
-    "STAGING_TAG",
     "BatchMarker",
     "StagedRange",
-    "StoredStaging",
+    "StagedRun",
+    "add_to_runs",
     "check_stage_request",
     "check_staging_queue",
     "split_stage_frames",
     "stage_frames",
-    "staged_message",
-    "unstage",
 ]
 
-# Both names are the ones the Spark sink wrote before publishing moved into the broker, so staging
-# queues and markers left by an older sink are still understood.
-#: On a staged message: the writer (task attempt) that staged it.
-STAGING_TAG: Final = "JMS_jms_SparkAttempt"
+# The name the Spark sink gave its markers before publishing moved into the broker, so that the
+# markers of a sink written by an older jms are still understood.
 #: On a batch marker: the highest batch id published.
 MARKER_BATCH: Final = "JMS_jms_SparkBatch"
 
@@ -58,22 +56,33 @@ def check_staging_queue(queue: object, what: str = "a staging queue") -> None:
         raise ValueError(f"{what} must be a (non-temporary) Queue; got {queue!r}")
 
 
+def _check_number(name: str, value: object, low: int) -> None:
+    if type(value) is not int or not low <= value <= _LONG_MAX:
+        raise ValueError(f"{name} must be an int from {low} to 2**63-1; got {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class StagedRange:
-    """The ``count`` messages tagged ``tag`` that ``queue`` holds numbered up to ``through_seq``."""
+    """The messages ``queue`` holds numbered ``first_seq`` to ``last_seq``, staged by one writer
+    (what ``stage_encoded`` answers, or several such ranges that follow each other)."""
 
     queue: Queue
-    tag: str
-    through_seq: int
-    count: int
+    first_seq: int
+    last_seq: int
 
     def __post_init__(self) -> None:
         check_staging_queue(self.queue)
-        if not isinstance(self.tag, str) or not self.tag:
-            raise ValueError(f"a staging tag is a non-empty string; got {self.tag!r}")
-        for name, value in (("through_seq", self.through_seq), ("count", self.count)):
-            if type(value) is not int or not 0 <= value <= _LONG_MAX:
-                raise ValueError(f"{name} must be an int from 0 to 2**63-1; got {value!r}")
+        _check_number("first_seq", self.first_seq, 1)
+        _check_number("last_seq", self.last_seq, 1)
+        if self.last_seq < self.first_seq:
+            raise ValueError(
+                f"a staged range ends at or after its start; got {self.first_seq} to "
+                f"{self.last_seq}"
+            )
+
+    @property
+    def count(self) -> int:
+        return self.last_seq - self.first_seq + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,31 +95,62 @@ class BatchMarker:
 
     def __post_init__(self) -> None:
         check_staging_queue(self.queue, "a marker queue")
-        if type(self.batch_id) is not int or not 0 <= self.batch_id <= _LONG_MAX:
-            raise ValueError(f"batch_id must be an int from 0 to 2**63-1; got {self.batch_id!r}")
+        _check_number("batch_id", self.batch_id, 0)
 
 
-def check_stage_request(queue: object, tag: object, encoded: Sequence[object]) -> None:
+@dataclass(slots=True)
+class StagedRun:
+    """Staged messages numbered ``first_seq`` to ``last_seq`` in their staging queue, all for
+    ``destination`` and of one delivery mode; ``due_by`` is the latest JMSDeliveryTime among
+    them."""
+
+    first_seq: int
+    last_seq: int
+    destination: Destination
+    persistent: bool
+    due_by: int
+
+    @property
+    def moves(self) -> bool:
+        """Whether the run is published by moving its entries (PERSISTENT, to a permanent queue)
+        rather than by sending each message again."""
+        return (
+            self.persistent
+            and isinstance(self.destination, Queue)
+            and not isinstance(self.destination, TemporaryQueue)
+        )
+
+
+def add_to_runs(runs: list[StagedRun], seq: int, message: Message) -> None:
+    """Count the staged message ``message``, numbered ``seq`` (above those counted before), in
+    ``runs``: the last run grows if ``seq`` follows it with the same destination and mode."""
+    destination = message._destination
+    assert destination is not None
+    persistent = message._delivery_mode == DeliveryMode.PERSISTENT
+    if runs:
+        last = runs[-1]
+        if (
+            last.last_seq == seq - 1
+            and last.persistent == persistent
+            and last.destination == destination
+        ):
+            last.last_seq = seq
+            last.due_by = max(last.due_by, message._delivery_time)
+            return
+    runs.append(StagedRun(seq, seq, destination, persistent, message._delivery_time))
+
+
+def check_stage_request(queue: object, encoded: Sequence[object]) -> None:
     """``ValueError``/``TypeError`` saying what is wrong with a request to stage ``encoded`` in
-    ``queue`` tagged ``tag``."""
+    ``queue``."""
     check_staging_queue(queue)
-    if not isinstance(tag, str) or not tag:
-        raise ValueError(f"a staging tag is a non-empty string; got {tag!r}")
+    if not encoded:
+        raise ValueError("a stage request holds at least one message; got none")
     for index, item in enumerate(encoded):
         if not isinstance(item, bytes):
             raise TypeError(
                 f"staged message {index} is a {type(item).__name__}; encodings are bytes"
             )
-
-
-def staged_message(encoded: bytes, tag: str) -> BytesMessage:
-    """The staged form of the message whose codec encoding is ``encoded``, tagged ``tag`` (its
-    body is read-only, as a received message's: it is sent, never written to)."""
-    wrapper = BytesMessage()
-    wrapper._data = encoded
-    wrapper._reading = True
-    wrapper._properties[STAGING_TAG] = tag
-    return wrapper
 
 
 def stage_frames(encoded: Sequence[bytes]) -> bytes:
@@ -140,63 +180,3 @@ def split_stage_frames(body: bytes) -> list[bytes]:
         items.append(bytes(view[offset : offset + length]))
         offset += length
     return items
-
-
-def unstage(wrapper: Message, where: str) -> tuple[Message, bytes]:
-    """The message a staged message carries, and its encoding (``where`` names it in errors)."""
-    if not isinstance(wrapper, BytesMessage):
-        raise MessageFormatException(
-            f"{where} is a {type(wrapper).__name__}, not a staged message (a BytesMessage)"
-        )
-    return _carried(wrapper._content(), where)
-
-
-def _carried(encoded: bytes, where: str) -> tuple[Message, bytes]:
-    try:
-        return decode(encoded), encoded
-    except MessageFormatException as error:
-        raise MessageFormatException(
-            f"{where} does not carry a message: {error.reason}", linked_exception=error
-        ) from None
-
-
-class StoredStaging:
-    """Reads the staged messages tagged ``tag`` from their stored encodings (a staging queue's
-    paged-out entries) without decoding the staged messages themselves: each is a BytesMessage
-    whose head (headers and properties, ``codec.split_bytes_message``) is shared by every message
-    staged by the same request, so a head is decoded once and each message after it is only
-    checked to be that head, its body's length and its body."""
-
-    __slots__ = ("_head", "_heads", "_tag", "_tagged")
-
-    def __init__(self, tag: str) -> None:
-        self._tag = tag
-        self._heads: dict[bytes, bool] = {}  # head -> whether it is tagged ``tag``
-        self._head: bytes | None = None  # the last head met, and whether it is tagged ``tag``
-        self._tagged = False
-
-    def unstage(self, encoded: bytes, where: str) -> tuple[Message, bytes] | None:
-        """The message the stored message ``encoded`` carries, and its encoding, if it is a staged
-        message tagged ``tag``; None if it is not tagged so (``where`` names it in errors)."""
-        head = self._head
-        start = 0 if head is None else len(head) + _LENGTH.size
-        if (
-            head is not None
-            and encoded.startswith(head)
-            and len(encoded) >= start
-            and _LENGTH.unpack_from(encoded, len(head))[0] == len(encoded) - start
-        ):
-            return _carried(encoded[start:], where) if self._tagged else None
-        try:
-            head, body = split_bytes_message(encoded)
-        except MessageFormatException:
-            wrapper = decode(encoded)  # not a BytesMessage: refused if it is tagged ``tag``
-            if wrapper._properties.get(STAGING_TAG) == self._tag:
-                return unstage(wrapper, where)
-            return None
-        tagged = self._heads.get(head)
-        if tagged is None:
-            wrapper = decode(head + bytes(_LENGTH.size))
-            tagged = self._heads[head] = wrapper._properties.get(STAGING_TAG) == self._tag
-        self._head, self._tagged = head, tagged
-        return _carried(body, where) if tagged else None

@@ -702,8 +702,8 @@ class FailoverTransport(Transport):
     def last_sequence(self, destination: Queue | Topic) -> int:
         return self._retrying(lambda inner, _: inner.last_sequence(destination))
 
-    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
-        self._retrying(lambda inner, _: inner.stage_encoded(queue, tag, encoded))
+    def stage_encoded(self, queue: Queue, encoded: Sequence[bytes]) -> list[StagedRange]:
+        return self._retrying(lambda inner, _: inner.stage_encoded(queue, encoded))
 
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
         return self._retrying(lambda inner, _: inner.publish_staged(staged, marker))

@@ -127,8 +127,8 @@ class InProcessTransport(Transport):
     def last_sequence(self, destination: Queue | Topic) -> int:
         return self._broker.last_sequence(destination)
 
-    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
-        self._broker.stage_encoded(self._id, queue, tag, encoded)
+    def stage_encoded(self, queue: Queue, encoded: Sequence[bytes]) -> list[StagedRange]:
+        return [self._broker.stage_encoded(self._id, queue, encoded)]
 
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
         return self._broker.publish_staged(self._id, staged, marker)

@@ -207,17 +207,20 @@ class Session:
         self._check_open()
         return SequenceReader(self, source, message_selector)
 
-    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+    def stage_encoded(self, queue: Queue, encoded: Sequence[bytes]) -> list[StagedRange]:
         """A provider extension: stage one message per codec encoding (``jms.message.codec``)
-        in ``encoded`` in the staging queue ``queue``, tagged ``tag``, for a later
-        ``publish_staged`` -- apart from this session's transaction, and durably when this
-        returns (over STOMP, in frames of a few MiB, each durable before the next is sent; a
-        failure leaves the ones before it staged, which a publish that does not name them
-        consumes). Nothing is decoded on the way: a bad encoding is refused by the publish."""
+        in ``encoded`` in the staging queue ``queue``, for a later ``publish_staged`` -- apart
+        from this session's transaction, and durably when this returns; return the ranges of
+        the staging queue they fill, in order (over STOMP, one per frame of a few MiB, each
+        durable before the next is sent; a failure leaves the ones before it staged, which a
+        publish that does not name them consumes). The broker refuses a request whose messages
+        are not all messages with a destination (``Broker.stage_encoded``)."""
         self._check_open()
         items = list(encoded)
-        check_stage_request(queue, tag, items)
-        self._transport.stage_encoded(queue, tag, items)
+        if not items:
+            return []
+        check_stage_request(queue, items)
+        return self._transport.stage_encoded(queue, items)
 
     def publish_staged(
         self, staged: Sequence[StagedRange], marker: BatchMarker | None = None

@@ -756,32 +756,35 @@ class StompTransport(Transport):
             "last-sequence", (("target", self._name_of(destination)),), "jms-last-seq"
         )
 
-    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
+    def stage_encoded(self, queue: Queue, encoded: Sequence[bytes]) -> list[StagedRange]:
         self._require_extensions("staging messages")
+        ranges: list[StagedRange] = []
         chunk: list[bytes] = []
         size = 0
         for index, item in enumerate(encoded):
             self._check_size(len(item) + 4, f"staged message {index} of this request")
             if chunk and size + len(item) > _STAGE_FRAME_BYTES:
-                self._stage_chunk(queue, tag, chunk)
+                ranges.append(self._stage_chunk(queue, chunk))
                 chunk, size = [], 0
             chunk.append(item)
             size += len(item) + 4
         if chunk:
-            self._stage_chunk(queue, tag, chunk)
+            ranges.append(self._stage_chunk(queue, chunk))
+        return ranges
 
-    def _stage_chunk(self, queue: Queue, tag: str, encoded: list[bytes]) -> None:
-        self._client.request(
+    def _stage_chunk(self, queue: Queue, encoded: list[bytes]) -> StagedRange:
+        receipt = self._client.request(
             Frame(
                 "SEND",
-                (
-                    ("destination", "/admin/stage"),
-                    ("target", self._name_of(queue)),
-                    ("jms-staging-tag", tag),
-                ),
+                (("destination", "/admin/stage"), ("target", self._name_of(queue))),
                 stage_frames(encoded),
             )
         )
+        first, last = (
+            _receipt_number(self._url, receipt, "/admin/stage", name)
+            for name in ("jms-staged-first", "jms-staged-last")
+        )
+        return StagedRange(queue, first, last)
 
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:
         self._require_extensions("publishing staged messages")
@@ -789,9 +792,8 @@ class StompTransport(Transport):
             "staged": [
                 {
                     "queue": self._name_of(part.queue),
-                    "tag": part.tag,
-                    "through_seq": part.through_seq,
-                    "count": part.count,
+                    "first_seq": part.first_seq,
+                    "last_seq": part.last_seq,
                 }
                 for part in staged
             ],
@@ -806,13 +808,7 @@ class StompTransport(Transport):
                 json.dumps(request).encode(),
             )
         )
-        value = receipt.header("jms-published")
-        if value is None or not value.isascii() or not value.isdigit():
-            raise JMSException(
-                f"{self._url} answered /admin/publish-staged with jms-published:{value!r}; "
-                "expected a whole number"
-            )
-        return int(value)
+        return _receipt_number(self._url, receipt, "/admin/publish-staged", "jms-published")
 
     def _require_extensions(self, what: str) -> None:
         if not self._extended:
@@ -829,13 +825,7 @@ class StompTransport(Transport):
         receipt = self._client.request(
             Frame("SEND", (("destination", f"/admin/{command}"), *headers))
         )
-        value = receipt.header(answer_header)
-        if value is None or not value.isascii() or not value.isdigit():
-            raise JMSException(
-                f"{self._url} answered /admin/{command} with {answer_header}:{value!r}; "
-                "expected a whole number"
-            )
-        return int(value)
+        return _receipt_number(self._url, receipt, f"/admin/{command}", answer_header)
 
     # -- closing -------------------------------------------------------------------------------
 
@@ -862,3 +852,13 @@ def _subscription_headers(source: RangeSource) -> tuple[tuple[str, str], ...]:
     if source.client_id is not None:
         headers.append(("jms-client-id", source.client_id))
     return tuple(headers)
+
+
+def _receipt_number(url: str, receipt: Frame, command: str, header: str) -> int:
+    """The whole number ``receipt`` (the answer to ``command``) carries in ``header``."""
+    value = receipt.header(header)
+    if value is None or not value.isascii() or not value.isdigit():
+        raise JMSException(
+            f"{url} answered {command} with {header}:{value!r}; expected a whole number"
+        )
+    return int(value)

@@ -187,9 +187,10 @@ class Transport(ABC):
         """The number of the last message sent to ``destination`` (0 if none yet)."""
 
     @abstractmethod
-    def stage_encoded(self, queue: Queue, tag: str, encoded: Sequence[bytes]) -> None:
-        """Stage one message per codec encoding in ``encoded`` in ``queue``, tagged ``tag``
-        (``Broker.stage_encoded``), durably when this returns."""
+    def stage_encoded(self, queue: Queue, encoded: Sequence[bytes]) -> list[StagedRange]:
+        """Stage one message per codec encoding in ``encoded`` (at least one) in ``queue``
+        (``Broker.stage_encoded``), durably when this returns; return the ranges they fill, in
+        order (one per request made)."""
 
     @abstractmethod
     def publish_staged(self, staged: Sequence[StagedRange], marker: BatchMarker | None) -> int:

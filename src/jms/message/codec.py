@@ -49,11 +49,9 @@ __all__ = [
     "decode",
     "encode",
     "encode_redelivered",
-    "encode_with_bodies",
     "header_times",
     "message_id_of",
     "restamped",
-    "split_bytes_message",
     "with_redelivered",
 ]
 
@@ -238,15 +236,6 @@ def encode(message: Message) -> bytes:
     return bytes(out)
 
 
-def encode_with_bodies(template: BytesMessage, bodies: Iterable[bytes]) -> list[bytes]:
-    """``encode`` of ``template`` with each of ``bodies`` as its body (its own body ignored),
-    made from one encoding of its headers and properties: a BytesMessage's body comes last."""
-    empty = template._copy()
-    empty._clear_body_content()
-    head = encode(empty)[: -_U32.size]  # without the empty body's length
-    return [b"".join((head, _U32.pack(len(body)), body)) for body in bodies]
-
-
 def restamped(
     data: bytes, *, message_id: str, timestamp: int, expiration: int, delivery_time: int
 ) -> bytes:
@@ -327,36 +316,6 @@ def with_redelivered(data: bytes, redelivered: bool) -> bytes:
     return b"".join(
         (data[:_REDELIVERED_AT], b"\x01" if flag else b"\x00", data[_REDELIVERED_AT + 1 :])
     )
-
-
-def split_bytes_message(data: bytes) -> tuple[bytes, bytes]:
-    """The encoding of a BytesMessage cut before its body: ``(head, body)``, made without decoding
-    either. ``decode(head + bytes(4))`` is the message with an empty body (``encode_with_bodies``
-    joins them back): decoding a head once checks every message it begins, the body being bytes
-    that need no check. ``MessageFormatException`` if ``data`` is not laid out as a BytesMessage's
-    encoding (what ``decode`` would refuse in the head is left to decoding the head)."""
-    reader = _Reader(data)
-    fixed = reader.unpack(_FIXED, "fixed header")
-    if fixed[0] != _MAGIC or fixed[1] != FORMAT_VERSION or fixed[2] != _BODY_TAG[BytesMessage]:
-        raise reader.fail("not a BytesMessage in this format version")
-    bits, property_count = fixed[6], fixed[12]
-    if property_count > reader.end:
-        raise reader.fail(f"property count {property_count} exceeds the message size")
-    count = (bits & _STRING_BITS).bit_count() + property_count
-    reader.take(sum(reader.unpack(f">{count}I", "lengths of header strings")), "header strings")
-    if bits & _HAS_CORRELATION_BYTES:
-        reader.blob("JMSCorrelationID bytes")
-    if property_count:
-        plan = _values_plan(reader.take(property_count, "property type tags"), False)
-        if isinstance(plan, str):
-            raise reader.fail(f"properties: {plan}")
-        columns = reader.unpack(plan.layout, "properties")
-        reader.take(sum(columns[plan.lengths_at :]), "property payloads")
-    head = data[: reader.offset]
-    body = reader.blob("bytes body")
-    if reader.offset != reader.end:
-        raise reader.fail(f"{reader.end - reader.offset} unexpected bytes after the body")
-    return head, body
 
 
 def _encode_no_body(out: bytearray, message: Any) -> None:

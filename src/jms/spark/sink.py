@@ -3,26 +3,26 @@
 Theory of operation (docs/spark.md, "The sink"). Spark runs ``write`` in tasks on executors and
 ``commit`` once in the driver after every task succeeded; a task may run more than once, and a
 streaming batch may run again after a crash. So the rows cross the network once, from the tasks
-to the broker, and the driver only says which of them to publish:
+to the broker, are written to its store once, and the driver only says which of them to publish:
 
-1. **Stage.** Each task attempt sends its messages as *staged messages* (``jms.broker.staging``:
-   each wrapped whole, in its codec form, in a BytesMessage tagged with the attempt's id) to its
-   partition's *staging queue* ``jms.spark.staging.<sink>.p<partition>`` — nobody consumes it —
-   an Arrow batch at a time (``Session.stage_encoded``: over STOMP, frames of a few MiB of
-   encodings that the broker stores without decoding), and reports (staging queue, attempt,
-   count).
+1. **Stage.** Each task attempt sends its messages (``jms.broker.staging``) to its partition's
+   *staging queue* ``jms.spark.staging.<sink>.p<partition>`` -- nobody consumes it -- an Arrow
+   batch at a time (``Session.stage_encoded``: over STOMP, frames of a few MiB of codec
+   encodings). The broker checks and stamps each message, stores it there, and answers with the
+   numbers it got; the task reports (staging queue, those ranges).
 2. **Publish.** The driver's ``commit`` sends one request, ``Session.publish_staged``: the broker
-   publishes the staged messages of the reported attempts (orphans of failed attempts are skipped),
-   partition after partition so the rows keep their order (a source's partitions are consecutive
-   ranges), in **one broker transaction** together with, for a named sink, a marker carrying the
-   batch id in ``jms.spark.commits.<sink>``; consumers see the whole batch at once or nothing.
-   A staged message missing makes the broker refuse the whole request.
+   publishes the reported ranges (what failed attempts staged is not among them), partition after
+   partition so the rows keep their order (a source's partitions are consecutive ranges), in
+   **one broker transaction** together with, for a named sink, a marker carrying the batch id in
+   ``jms.spark.commits.<sink>``; consumers see the whole batch at once or nothing. PERSISTENT
+   messages to a queue are moved, not written again. A staged message missing makes the broker
+   refuse the whole request.
 3. **Remember.** The broker reads the marker in the same step: a batch id at or below the last
    one published is not published again (a re-run batch after a crash, or ``commit`` retried).
-4. **Clean up.** In the same transaction the staging queues are consumed through the numbers they
-   had reached when ``commit`` began (orphans included) and the older markers are dropped. So a
-   crash at any point either published the batch with its marker or left it staged for the next
-   commit; never both, never twice.
+4. **Clean up.** In the same transaction the staging queues are consumed whole (what failed
+   attempts left included) and the older markers are dropped. So a crash at any point either
+   published the batch with its marker or left it staged for the next commit; never both, never
+   twice.
 
 A sink is named by the ``sinkId`` option, or for streams by its checkpoint location; an unnamed
 batch write stages to a queue of its own and publishes without a marker. One sink must not be
@@ -75,11 +75,15 @@ COMMITS_PREFIX: Final = "jms.spark.commits."
 
 @dataclass(frozen=True, slots=True)
 class StagedPartition(WriterCommitMessage):
-    """What one task attempt staged: ``count`` messages tagged ``attempt`` in ``staging``."""
+    """What one task attempt staged: the messages numbered ``ranges`` (first, last) in the
+    staging queue ``staging``."""
 
     staging: str
-    attempt: str
-    count: int
+    ranges: tuple[tuple[int, int], ...]
+
+    @property
+    def count(self) -> int:
+        return sum(last - first + 1 for first, last in self.ranges)
 
 
 def _connect(options: SinkOptions) -> Connection:
@@ -90,27 +94,32 @@ def stage(
     options: SinkOptions, rows: OutgoingRows, prefix: str, batches: Iterator[pa.RecordBatch]
 ) -> StagedPartition:
     """Send the messages of ``batches`` to this task's partition's staging queue (under
-    ``prefix``), tagged with a new attempt id."""
-    attempt = uuid.uuid4().hex
+    ``prefix``); report the ranges they got there."""
     task = TaskContext.get()
     staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
-    count = 0
+    ranges: list[StagedRange] = []
     # One batch is staged by a sender thread while the next is encoded here: waiting for the
     # broker (its store's commit) then overlaps with the work of this task. The session is
     # used by one thread at a time: the sender's call ends before the next one starts.
     with _connect(options) as connection, ThreadPoolExecutor(1, "jms-sink-stage") as sender:
         session = connection.create_session()
         staging_queue = Queue(staging)
-        in_flight: Future[None] | None = None
+        in_flight: Future[list[StagedRange]] | None = None
         for batch in batches:
             encoded = [encode(message) for message in rows.messages(batch)]
             if in_flight is not None:
-                in_flight.result()
-            in_flight = sender.submit(session.stage_encoded, staging_queue, attempt, encoded)
-            count += len(encoded)
+                ranges += in_flight.result()
+            in_flight = sender.submit(session.stage_encoded, staging_queue, encoded)
         if in_flight is not None:
-            in_flight.result()
-    return StagedPartition(staging, attempt, count)
+            ranges += in_flight.result()
+    # Requests that follow each other (nothing else staged between them) make one range.
+    merged: list[list[int]] = []
+    for part in ranges:
+        if merged and merged[-1][1] + 1 == part.first_seq:
+            merged[-1][1] = part.last_seq
+        else:
+            merged.append([part.first_seq, part.last_seq])
+    return StagedPartition(staging, tuple((first, last) for first, last in merged))
 
 
 def publish(
@@ -125,18 +134,14 @@ def publish(
         if sink_id is not None and batch_id is not None
         else None
     )
-    if not parts and marker is None:
+    if not any(part.ranges for part in parts) and marker is None:
         return 0
     with _connect(options) as connection:
-        session = connection.create_session()
-        through = {
-            name: session.create_sequence_reader(Queue(name)).last_sequence()
-            for name in dict.fromkeys(part.staging for part in parts)
-        }
-        published = session.publish_staged(
+        published = connection.create_session().publish_staged(
             [
-                StagedRange(Queue(part.staging), part.attempt, through[part.staging], part.count)
+                StagedRange(Queue(part.staging), first, last)
                 for part in parts
+                for first, last in part.ranges
             ],
             marker,
         )

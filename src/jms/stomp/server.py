@@ -41,7 +41,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -1709,10 +1709,17 @@ class _ClientConnection(asyncio.Protocol):
         elif command == "stage":
             queue = self._staging_queue(frame.header("target"), "header target")
             self._authorize(Action.SEND, queue)
-            tag = frame.header("jms-staging-tag")
-            if tag is None:
-                raise _FrameError("/admin/stage needs a jms-staging-tag header")
-            self._broker.stage_encoded(broker_id, queue, tag, split_stage_frames(frame.body))
+            encoded = split_stage_frames(frame.body)
+
+            def stage() -> tuple[tuple[str, str], ...]:
+                staged = self._broker.stage_encoded(broker_id, queue, encoded)
+                return (
+                    ("jms-staged-first", str(staged.first_seq)),
+                    ("jms-staged-last", str(staged.last_seq)),
+                )
+
+            # Decoding and storing a few MiB of messages is done off the event loop.
+            self._answer_later(frame, "staging messages", stage)
         elif command == "publish-staged":
             self._publish_staged(frame)
         elif command == "create-temporary":
@@ -1747,8 +1754,8 @@ class _ClientConnection(asyncio.Protocol):
             )
 
     def _publish_staged(self, frame: Frame) -> None:
-        """``/admin/publish-staged``: checked here, published on an executor thread (it reads
-        and decodes the staged messages), answered by a RECEIPT with ``jms-published`` once the
+        """``/admin/publish-staged``: checked here, published on an executor thread (it may read
+        and decode staged messages), answered by a RECEIPT with ``jms-published`` once the
         publish is durable (see ``Broker.publish_staged``)."""
         staged, marker = self._staged_request(frame)
         for part in staged:
@@ -1756,9 +1763,24 @@ class _ClientConnection(asyncio.Protocol):
         if marker is not None:
             self._authorize(Action.SEND, marker.queue)
             self._authorize(Action.RECEIVE, marker.queue)
+        broker_id = self._broker_id
+        assert broker_id is not None
+
+        def publish() -> tuple[tuple[str, str], ...]:
+            published = self._broker.publish_staged(broker_id, staged, marker, self._may_send)
+            return (("jms-published", str(published)),)
+
+        self._answer_later(frame, "publishing staged messages", publish)
+
+    def _answer_later(
+        self, frame: Frame, what: str, work: Callable[[], tuple[tuple[str, str], ...]]
+    ) -> None:
+        """Run ``work`` (a broker call that reads, decodes or waits for the store) on an executor
+        thread, then answer ``frame`` with a RECEIPT carrying the headers it returns, or with
+        its refusal (``what`` names it in the log)."""
         self._answers_later = True
         task = self._loop.create_task(
-            self._publish_staged_later(frame, frame.header("receipt"), staged, marker)
+            self._answered_later(frame, frame.header("receipt"), what, work)
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -1776,9 +1798,8 @@ class _ClientConnection(asyncio.Protocol):
             staged = [
                 StagedRange(
                     self._staging_queue(part["queue"], "staged queue"),
-                    part["tag"],
-                    part["through_seq"],
-                    part["count"],
+                    part["first_seq"],
+                    part["last_seq"],
                 )
                 for part in parts
             ]
@@ -1793,8 +1814,8 @@ class _ClientConnection(asyncio.Protocol):
             AttributeError,
         ) as error:
             raise _FrameError(
-                '/admin/publish-staged needs a JSON body {"staged": [{"queue", "tag", '
-                '"through_seq", "count"}...], "marker": {"queue", "batch_id"} or '
+                '/admin/publish-staged needs a JSON body {"staged": [{"queue", "first_seq", '
+                '"last_seq"}...], "marker": {"queue", "batch_id"} or '
                 f"null}}: {type(error).__name__}: {error}"
             ) from None
 
@@ -1807,19 +1828,15 @@ class _ClientConnection(asyncio.Protocol):
             raise ValueError(f"{where} {self._name_of(destination)} is not a (non-temporary) queue")
         return destination
 
-    async def _publish_staged_later(
+    async def _answered_later(
         self,
         frame: Frame,
         receipt: str | None,
-        staged: list[StagedRange],
-        marker: BatchMarker | None,
+        what: str,
+        work: Callable[[], tuple[tuple[str, str], ...]],
     ) -> None:
-        broker_id = self._broker_id
-        assert broker_id is not None
         try:
-            published = await self._loop.run_in_executor(
-                None, self._broker.publish_staged, broker_id, staged, marker, self._may_send
-            )
+            headers = await self._loop.run_in_executor(None, work)
         except (JMSException, ValueError) as error:
             if self._closing:
                 return
@@ -1831,11 +1848,11 @@ class _ClientConnection(asyncio.Protocol):
         except Exception as error:
             # As for a frame handled at once (``_handle``): the client must hear of it, never
             # wait for a RECEIPT that will not come.
-            logger.exception("internal error publishing staged messages for %s", self._peer)
+            logger.exception("internal error %s for %s", what, self._peer)
             self._fail(frame, _FrameError(f"internal error: {type(error).__name__}: {error}"))
             return
         if not self._closing:
-            self._queue_receipt(receipt, headers=(("jms-published", str(published)),))
+            self._queue_receipt(receipt, headers=headers)
 
     def _may_send(self, destination: Destination) -> None:
         """``publish_staged``'s permission check, under the broker's lock on an executor
