@@ -4,7 +4,7 @@ typed properties, as ``sink_bench.py`` writes them) in requests of ``--request``
 one staging queue on a fresh SQLite store, then one ``Broker.publish_staged`` of them all with a
 batch marker. CPU time of the whole process (the store's writer thread included) per message,
 best of ``--repeat`` runs, next to the baseline of ``codec.decode`` of each encoding once (what
-the publish must do at least: it checks every message it publishes).
+staging must do at least: it checks every message it stores).
 
     python bench/staging_bench.py [--messages 30000] [--size 1024] [--request 2000] [--repeat 3]
 """
@@ -42,11 +42,11 @@ def run(encoded: list[bytes], request: int) -> tuple[float, float]:
             connection = broker.connect()
             began = time.process_time()
             for start in range(0, len(encoded), request):
-                broker.stage_encoded(connection, staging, "t", encoded[start : start + request])
+                broker.stage_encoded(connection, staging, encoded[start : start + request])
             staged = time.process_time()
             published = broker.publish_staged(
                 connection,
-                [StagedRange(staging, "t", len(encoded), len(encoded))],
+                [StagedRange(staging, 1, len(encoded))],
                 BatchMarker(Queue("markers"), 1),
             )
             done = time.process_time()

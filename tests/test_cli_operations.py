@@ -250,7 +250,7 @@ def test_a_store_of_a_newer_schema_is_refused_with_what_to_do(tmp_path: Path) ->
     _one_line_error(
         run_jms("broker", "--store", str(database.parent), "--port", "0"),
         1,
-        f"the store file {database} has schema version 7, newer than this jms reads (3)",
+        f"the store file {database} has schema version 7, newer than this jms reads (4)",
         "run the jms version that wrote it",
     )
 

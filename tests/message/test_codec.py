@@ -294,6 +294,8 @@ def test_restamped_bytes_are_the_encoding_of_the_restamped_message(
     assert message_fingerprint(decode(data)) == message_fingerprint(message)
 
 
+@given(messages(), st.booleans())
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 def test_the_fixed_header_is_read_and_patched_without_decoding(
     message: Message, redelivered: bool
 ) -> None:

@@ -460,7 +460,7 @@ def test_a_commit_that_misses_staged_messages_publishes_nothing(url: str, sessio
     session.create_sequence_reader(
         session.create_queue(f"{writer._prefix}.p0")
     ).acknowledge_through(10)
-    with pytest.raises(JMSException, match="holds 0 of the 1 messages tagged"):
+    with pytest.raises(JMSException, match="holds 0 of the 1 messages staged as numbers 1 to 1"):
         writer.commit([staged])
     assert _texts(session, "out") == []
 

@@ -33,6 +33,7 @@ Reads use a connection of their own and see every committed batch.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -397,7 +398,12 @@ class PostgreSQLStore(MessageStore):
             self._closed = True
         self._queue.put(_STOP)
         self._thread.join()
-        # Closing the writer's session ends it, and with it the lock: a standby takes over.
+        # The lock is released before the session ends: the server ends a closed session's
+        # backend a moment later, and a broker reopening the store at once must find it free.
+        # Closing the session releases it too (a lost session, a killed process).
+        if self._lost is None:
+            with contextlib.suppress(psycopg.Error):
+                self._writer.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
         self._writer.close()
         with self._reader_lock:
             self._reader.close()
