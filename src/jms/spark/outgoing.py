@@ -38,12 +38,24 @@ from pyspark.sql.types import (
 )
 
 from jms.errors import JMSException, MessageFormatException
-from jms.message import BytesMessage, Destination, Message, TextMessage
+from jms.message import JMSX_PROPERTY_TYPES, BytesMessage, Destination, Message, TextMessage
 from jms.spark.rows import from_rows
 from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA
+from jms.types import Byte, Double, Float, Int, Long, Short
 
 __all__ = ["OutgoingRows"]
 
+#: The property value a column value of each Spark type is (the column's type bounds it).
+_PROPERTY_VALUES: Final[dict[type[DataType], Callable[[Any], Any]]] = {
+    BooleanType: bool,
+    ByteType: Byte,
+    ShortType: Short,
+    IntegerType: Int,
+    LongType: Long,
+    FloatType: Float,
+    DoubleType: Double,
+    StringType: str,
+}
 _SETTERS: Final[dict[type[DataType], str]] = {
     BooleanType: "set_boolean_property",
     ByteType: "set_byte_property",
@@ -88,7 +100,11 @@ class _Simple:
     body: str
     body_is_text: bool
     headers: tuple[str, ...]
-    properties: tuple[tuple[str, str], ...]  # (column, setter name)
+    # (column, the property value of a column value): the name was checked once, and the
+    # column's Spark type makes every value one the property's Java type holds.
+    properties: tuple[tuple[str, Callable[[Any], Any]], ...]
+    # (column, setter name): JMSX properties, whose type the setter checks row by row.
+    checked_properties: tuple[tuple[str, str], ...]
 
 
 class OutgoingRows:
@@ -150,7 +166,8 @@ class OutgoingRows:
                 + (" or ".join(t().simpleString() for t in allowed))
             )
         headers = []
-        properties = []
+        properties: list[tuple[str, Callable[[Any], Any]]] = []
+        checked: list[tuple[str, str]] = []
         probe = Message()
         for name, data_type in fields.items():
             if name == body:
@@ -170,22 +187,31 @@ class OutgoingRows:
                     "can hold; cast it to boolean, tinyint, smallint, int, bigint, float, double "
                     "or string, or drop it"
                 )
+            if name in JMSX_PROPERTY_TYPES:
+                checked.append((name, setter))
+                continue
             try:
                 probe.set_string_property(name, "")
             except ValueError as error:
                 raise ValueError(f"column {name} cannot be a message property: {error}") from None
-            properties.append((name, setter))
-        return _Simple(body, isinstance(body_type, StringType), tuple(headers), tuple(properties))
+            properties.append((name, _PROPERTY_VALUES[type(data_type)]))
+        return _Simple(
+            body,
+            isinstance(body_type, StringType),
+            tuple(headers),
+            tuple(properties),
+            tuple(checked),
+        )
 
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
         """The messages of one Arrow batch of rows, each with its destination set."""
-        rows = batch.to_pylist()
         if self._simple is None:
+            rows = batch.to_pylist()
             for row in rows:
                 row["delivery_count"] = None
             built: Iterator[Message] = iter(from_rows(rows))
         else:
-            built = (self._simple_message(row, index) for index, row in enumerate(rows))
+            built = self._simple_messages(self._simple, batch)
         for index, message in enumerate(built):
             if self._destination is not None:
                 message.set_jms_destination(self._destination)
@@ -195,26 +221,45 @@ class OutgoingRows:
                 )
             yield message
 
-    def _simple_message(self, row: dict[str, Any], index: int) -> Message:
-        simple = self._simple
-        assert simple is not None
-        try:
-            content = row[simple.body]
-            if simple.body_is_text:
-                message: Message = TextMessage(content)
-            else:
-                message = BytesMessage()
-                if content is not None:
-                    message.write_bytes(content)
-            for name in simple.headers:
-                _HEADER_SETTERS[name](message, row[name])
-            for name, setter in simple.properties:
-                value = row[name]
-                if value is not None:
-                    getattr(message, setter)(name, value)
-        except (JMSException, TypeError, ValueError) as error:
-            raise MessageFormatException(f"row {index} does not make a message: {error}") from error
-        return message
+    @staticmethod
+    def _simple_messages(simple: _Simple, batch: pa.RecordBatch) -> Iterator[Message]:
+        """The simple layout's messages, read column by column (a row's values never pass
+        through a dict, a property value never through a setter but a JMSX one's)."""
+        bodies = batch.column(simple.body).to_pylist()
+        headers = [
+            (_HEADER_SETTERS[name], batch.column(name).to_pylist()) for name in simple.headers
+        ]
+        properties = [
+            (name, value_of, batch.column(name).to_pylist()) for name, value_of in simple.properties
+        ]
+        checked = [
+            (name, setter, batch.column(name).to_pylist())
+            for name, setter in simple.checked_properties
+        ]
+        for index, content in enumerate(bodies):
+            try:
+                if simple.body_is_text:
+                    message: Message = TextMessage(content)
+                else:
+                    message = BytesMessage()
+                    if content is not None:
+                        message.write_bytes(content)
+                for set_header, values in headers:
+                    set_header(message, values[index])
+                held = message._properties
+                for name, value_of, values in properties:
+                    value = values[index]
+                    if value is not None:
+                        held[name] = value_of(value)
+                for name, setter, values in checked:
+                    value = values[index]
+                    if value is not None:
+                        getattr(message, setter)(name, value)
+            except (JMSException, TypeError, ValueError) as error:
+                raise MessageFormatException(
+                    f"row {index} does not make a message: {error}"
+                ) from error
+            yield message
 
 
 def _set_destination(message: Message, value: str | None) -> None:
