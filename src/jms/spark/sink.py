@@ -81,10 +81,6 @@ class StagedPartition(WriterCommitMessage):
     staging: str
     ranges: tuple[tuple[int, int], ...]
 
-    @property
-    def count(self) -> int:
-        return sum(last - first + 1 for first, last in self.ranges)
-
 
 def _connect(options: SinkOptions) -> Connection:
     return options.broker.connect()
