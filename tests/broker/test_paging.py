@@ -23,6 +23,7 @@ from jms.client import MessageConsumer, Session
 from jms.client.connection import Connection
 from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
+from jms.errors import JMSException
 from jms.message import DeliveryMode, Destination, Queue, TextMessage, Topic
 from jms.message.codec import encode
 from jms.store import (
@@ -613,4 +614,26 @@ def test_staged_ranges_staged_before_a_restart_are_published_after_it(tmp_path: 
     # PERSISTENT ones in order; the NON_PERSISTENT one, in memory, may pass the paged-out ones.
     assert sorted(_texts(received)) == sorted(texts)
     assert [t for t in _texts(received) if t != "m25"] == [t for t in texts if t != "m25"]
+    second.close()
+
+
+def test_a_staged_message_that_expires_after_a_restart_fails_the_publish_saying_so(
+    tmp_path: Path,
+) -> None:
+    """A restarted broker pages a staging queue's first messages in, where one that expires is
+    gone: the publish refuses the range whole and says why."""
+    clock = [1_000_000]
+    policy = DestinationPolicy(memory_window=4)
+    staging = Queue("staging.p0")
+    first = Broker(SQLiteStore(tmp_path), default_policy=policy, clock=lambda: clock[0])
+    connection = first.connect()
+    perishable = _message("perishable", expiration=clock[0] + 100)
+    staged = first.stage_encoded(connection, staging, [encode(perishable), encode(_message("x"))])
+    first.close()
+    clock[0] += 200
+    second = Broker(SQLiteStore(tmp_path), default_policy=policy, clock=lambda: clock[0])
+    again = second.connect()
+    with pytest.raises(JMSException, match=r"holds 1 of the 2 .*\(1 of its messages expired"):
+        second.publish_staged(again, [staged])
+    assert second.last_sequence(ORDERS) == 0
     second.close()

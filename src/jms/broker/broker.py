@@ -1224,9 +1224,16 @@ class Broker:
             held = 0 if staging is None else self._staged_held(staging, part)
             runs = read.runs[index]
             if staging is None or held != part.count or runs is None:
+                # Staged messages are paged out, where nothing expires; a broker that restarted
+                # pages its queues' first messages in, and one may expire there.
+                expired = (
+                    f" ({staging.expired} of its messages expired while they waited in it)"
+                    if staging is not None and staging.expired
+                    else ""
+                )
                 raise JMSException(
                     f"{part.queue} holds {held} of the {part.count} messages staged as numbers "
-                    f"{part.first_seq} to {part.last_seq}; nothing was published"
+                    f"{part.first_seq} to {part.last_seq}{expired}; nothing was published"
                 )
             for run in runs:
                 if run.moves:
