@@ -4,10 +4,12 @@ tests/client_over_stomp)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from jms.broker import Broker, DestinationPolicy
-from jms.client import BatchMarker, Session, StagedRange
+from jms.client import BatchMarker, Connection, Session, StagedRange
 from jms.errors import (
     InvalidDestinationException,
     JMSException,
@@ -102,6 +104,37 @@ def test_a_batch_of_queue_topic_and_non_persistent_messages_keeps_each_destinati
     ]
     news = [subscriber.receive(5000) for _ in range(2)]
     assert [m.get_text() for m in news if m is not None] == ["t1", "t2"]  # type: ignore[attr-defined]
+
+
+def test_concurrent_stage_requests_each_get_the_range_of_their_own_messages(
+    session: Session, connection: Connection
+) -> None:
+    texts = {writer: [f"{writer}-{n}" for n in range(40)] for writer in ("a", "b", "c")}
+    ranges: dict[str, list[StagedRange]] = {}
+
+    def stage(writer: str) -> None:
+        own = connection.create_session()
+        ranges[writer] = [
+            staged
+            for start in range(0, 40, 10)
+            for staged in own.stage_encoded(STAGING, _encoded(texts[writer][start : start + 10]))
+        ]
+
+    threads = [threading.Thread(target=stage, args=(writer,)) for writer in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    numbers = [
+        seq
+        for staged in ranges.values()
+        for r in staged
+        for seq in range(r.first_seq, r.last_seq + 1)
+    ]
+    assert sorted(numbers) == list(range(1, 121))
+    assert session.publish_staged(ranges["b"]) == 40
+    assert _texts(session, "out") == texts["b"]
+    assert _held(session, STAGING) == 0  # a's and c's too: the queue is consumed whole
 
 
 def test_a_marked_batch_is_published_once_and_only_the_newest_marker_stays(

@@ -1024,21 +1024,22 @@ class Broker:
                 self._check_room([(state, [held])] * len(messages))
             assert held.store_key is not None  # a staging queue is permanent
             runs = self._staged_runs.setdefault(state.text, [])
-            oldest = held.first_paged()
+            lowest = [seq for seq in (held.first_paged(), min(held.entries, default=None)) if seq]
+            oldest = min(lowest, default=None)  # the lowest number the queue still holds
             while runs and (oldest is None or runs[0].last_seq < oldest):
                 runs.pop(0)  # consumed meanwhile (acknowledge_through, purge)
             work = _Work(now)
-            first = state.last_seq + 1
+            first = last = state.last_seq + 1
             for message, data in zip(messages, stamped, strict=True):
-                seq = self._next_seq(state)
+                last = self._next_seq(state)
                 work.operations.append(
-                    AppendMessage(state.text, seq, message, (held.store_key,), data)
+                    AppendMessage(state.text, last, message, (held.store_key,), data)
                 )
-                held.page_out(seq, message._delivery_time)
-                add_to_runs(runs, seq, message)
+                held.page_out(last, message._delivery_time)
+                add_to_runs(runs, last, message)
             completion = self._finish(work)
         completion.wait()
-        return StagedRange(queue, first, state.last_seq)
+        return StagedRange(queue, first, last)
 
     def _next_seq(self, state: QueueDestination | TopicDestination) -> int:
         """The next number of ``state``'s log, its reservation submitted when one is due."""
