@@ -1,6 +1,7 @@
-"""``OutgoingRows`` of the simple layout read column by column: every row is the message the
-public setters make of it, byte for byte (property-based), and a row that makes no message is
-refused naming it."""
+"""Rows read column by column: a simple layout's rows are the messages the public setters make of
+them, and ``MESSAGE_SCHEMA`` rows (``from_arrow``) the messages ``from_rows`` makes, byte for byte
+(property-based); a row that makes no message is refused naming it, with ``from_rows``'s
+words."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ from pyspark.sql.types import (
 )
 
 from jms.errors import MessageFormatException
-from jms.message import DeliveryMode, Message, Queue, TextMessage
+from jms.message import BytesMessage, DeliveryMode, Message, Queue, TextMessage
 from jms.message.codec import encode
 from jms.spark.outgoing import OutgoingRows
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_arrow, from_rows, to_arrow
+from tests.spark.spark_strategies import spark_messages
 
 # (column, Spark type, Arrow type, setter, values)
 _PROPERTIES: list[tuple[str, DataType, pa.DataType, str, st.SearchStrategy[Any]]] = [
@@ -118,3 +121,58 @@ def test_a_jmsx_column_of_the_wrong_type_is_refused_naming_the_row() -> None:
     )
     with pytest.raises(MessageFormatException, match="row 1 does not make a message: JMSXGroupSeq"):
         list(OutgoingRows(schema, Queue("out")).messages(batch))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(spark_messages(), max_size=8))
+def test_message_schema_rows_read_by_column_are_the_messages_from_rows_makes(
+    sent: list[Message],
+) -> None:
+    batch = to_arrow(sent).to_batches()
+    if not batch:
+        return
+    (rows,) = batch
+    assert [encode(m) for m in from_arrow(rows)] == [encode(m) for m in from_rows(rows.to_pylist())]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("priority", 12, "JMSPriority must be an int from 0 to 9; got 12"),
+        ("delivery_mode", "SOMETIMES", "delivery_mode is 'SOMETIMES'"),
+        ("destination", "nowhere://x", "nowhere://x"),
+        ("text", "a body", "a 'bytes' message has no 'text' body"),
+    ],
+)
+def test_a_message_schema_row_read_by_column_is_refused_as_from_rows_refuses_it(
+    column: str, value: Any, reason: str
+) -> None:
+    first = BytesMessage()
+    first.write_bytes(b"\x01")
+    first.set_jms_destination(Queue("out"))
+    second = first._copy()
+    rows = to_arrow([first, second]).to_pylist()
+    rows[1][column] = value
+    batch = pa.RecordBatch.from_pylist(rows, schema=MESSAGE_ARROW_SCHEMA)
+    with pytest.raises(MessageFormatException, match="row 1") as columnar:
+        from_arrow(batch)
+    with pytest.raises(MessageFormatException) as general:
+        from_rows(rows)
+    assert str(columnar.value) == str(general.value)
+    assert reason in str(columnar.value)
+
+
+def test_text_and_bytes_rows_never_go_through_from_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    def general(rows: object) -> None:
+        raise AssertionError("from_rows was used")
+
+    monkeypatch.setattr("jms.spark.rows.from_rows", general)
+    text = TextMessage("t")
+    text.set_jms_destination(Queue("out"))
+    text.set_long_property("n", 3)
+    text.set_string_property("JMSXGroupID", "g")
+    data = BytesMessage()
+    data.write_bytes(b"\x00")
+    (batch,) = to_arrow([text, data]).to_batches()
+    made = from_arrow(batch)
+    assert [encode(m) for m in made] == [encode(text), encode(data)]

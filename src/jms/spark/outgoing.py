@@ -39,7 +39,7 @@ from pyspark.sql.types import (
 
 from jms.errors import JMSException, MessageFormatException
 from jms.message import JMSX_PROPERTY_TYPES, BytesMessage, Destination, Message, TextMessage
-from jms.spark.rows import from_rows
+from jms.spark.rows import from_arrow
 from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA
 from jms.types import Byte, Double, Float, Int, Long, Short
 
@@ -206,10 +206,12 @@ class OutgoingRows:
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
         """The messages of one Arrow batch of rows, each with its destination set."""
         if self._simple is None:
-            rows = batch.to_pylist()
-            for row in rows:
-                row["delivery_count"] = None
-            built: Iterator[Message] = iter(from_rows(rows))
+            # JMSXDeliveryCount is never carried over: the receiving broker counts deliveries.
+            index = batch.schema.get_field_index("delivery_count")
+            without_count = batch.set_column(
+                index, batch.schema.field(index), pa.nulls(batch.num_rows, pa.int32())
+            )
+            built: Iterator[Message] = iter(from_arrow(without_count))
         else:
             built = self._simple_messages(self._simple, batch)
         for index, message in enumerate(built):

@@ -22,6 +22,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from jms.errors import JMSException, MessageFormatException
 from jms.message import (
+    JMSX_PROPERTY_TYPES,
     BytesMessage,
     Destination,
     MapMessage,
@@ -30,6 +31,7 @@ from jms.message import (
     StreamMessage,
     TextMessage,
 )
+from jms.message.message import check_property_name
 from jms.spark.schema import (
     BODY_TYPES,
     BODY_VALUE,
@@ -43,7 +45,7 @@ from jms.types import Byte, Char, Double, Float, Int, Long, Short, java_type_nam
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["MESSAGE_ARROW_SCHEMA", "from_rows", "to_arrow", "to_dataframe"]
+__all__ = ["MESSAGE_ARROW_SCHEMA", "from_arrow", "from_rows", "to_arrow", "to_dataframe"]
 
 #: ``MESSAGE_SCHEMA`` as an Arrow schema, the layout ``to_arrow`` produces.
 MESSAGE_ARROW_SCHEMA: Final = to_arrow_schema(MESSAGE_SCHEMA)
@@ -380,5 +382,141 @@ def from_rows(rows: Iterable[Any]) -> list[Message]:
             raise MessageFormatException(
                 f"row {index} does not describe a message: {error}", linked_exception=error
             ) from error
+        messages.append(message)
+    return messages
+
+
+class _NotSimple(Exception):
+    """A batch ``from_arrow`` leaves to ``from_rows`` (which refuses it or converts it)."""
+
+
+# The fields of a property value struct other than ``type``, and the one each type fills.
+_VALUE_FIELDS: Final = tuple(name for name in PROPERTY_VALUE.names if name != "type")
+_FAST_BODIES: Final = frozenset({"message", "text", "bytes"})
+
+
+def from_arrow(batch: pa.RecordBatch) -> list[Message]:
+    """``from_rows(batch.to_pylist())`` for a batch in ``MESSAGE_ARROW_SCHEMA``, read column by
+    column: each message's fields are set from its row's values checked as ``from_rows`` checks
+    them, without a dict per row or a setter per field. A batch it does not take whole this way
+    (a Map, Stream or Object body, correlation ID bytes, anything ``from_rows`` would refuse)
+    goes through ``from_rows``, which converts it or says what is wrong, so the result and every
+    error are ``from_rows``'s."""
+    try:
+        return _from_columns(batch)
+    except (_NotSimple, _BadRow, JMSException, TypeError, ValueError):
+        return from_rows(batch.to_pylist())
+
+
+def _from_columns(batch: pa.RecordBatch) -> list[Message]:
+    column = {name: batch.column(name).to_pylist() for name in MESSAGE_SCHEMA.names}
+    body_types = column["body_type"]
+    if not _FAST_BODIES.issuperset(body_types):
+        raise _NotSimple
+    for name in ("correlation_id_bytes", "map", "stream", "object"):
+        if any(value is not None for value in column[name]):
+            raise _NotSimple
+    places: dict[str | None, Destination | None] = {None: None}
+    for name in ("destination", "reply_to"):
+        for text in column[name]:
+            if text not in places:
+                places[text] = Destination.parse(text)
+    names_checked: set[str] = set()
+    messages: list[Message] = []
+    rows = zip(
+        body_types,
+        column["text"],
+        column["bytes"],
+        column["message_id"],
+        column["timestamp"],
+        column["correlation_id"],
+        column["destination"],
+        column["reply_to"],
+        column["delivery_mode"],
+        column["priority"],
+        column["expiration"],
+        column["delivery_time"],
+        column["redelivered"],
+        column["type"],
+        column["properties"],
+        column["delivery_count"],
+        strict=True,
+    )
+    for (
+        body_type,
+        text,
+        data,
+        message_id,
+        timestamp,
+        correlation_id,
+        destination,
+        reply_to,
+        mode_name,
+        priority,
+        expiration,
+        delivery_time,
+        redelivered,
+        jms_type,
+        properties,
+        delivery_count,
+    ) in rows:
+        if (
+            timestamp is None
+            or expiration is None
+            or delivery_time is None
+            or type(redelivered) is not bool
+            or type(priority) is not int
+            or not 0 <= priority <= 9
+            or mode_name not in _DELIVERY_MODES
+            or properties is None
+            or (body_type != "text" and text is not None)
+            or (body_type != "bytes" and data is not None)
+        ):
+            raise _NotSimple
+        message: Message
+        if body_type == "text":
+            message = TextMessage(text)
+        elif body_type == "bytes":
+            message = BytesMessage()
+            if data is not None:
+                message.write_bytes(data)
+        else:
+            message = Message()
+        message._message_id = message_id
+        message._timestamp = timestamp
+        message._correlation_id = correlation_id
+        message._destination = places[destination]
+        message._reply_to = places[reply_to]
+        message._delivery_mode = _DELIVERY_MODES[mode_name]
+        message._priority = priority
+        message._expiration = expiration
+        message._delivery_time = delivery_time
+        message._redelivered = redelivered
+        message._type = jms_type
+        held = message._properties
+        for name, record in properties:
+            if record is None or name == _DELIVERY_COUNT:
+                raise _NotSimple
+            type_name = record["type"]
+            if type_name not in _PROPERTY_TYPES:
+                raise _NotSimple
+            field = VALUE_FIELD_OF_TYPE[type_name]
+            value = record[field]
+            if value is None or any(
+                record[other] is not None for other in _VALUE_FIELDS if other != field
+            ):
+                raise _NotSimple
+            typed = _JAVA_VALUE[type_name](value, name)
+            if name in JMSX_PROPERTY_TYPES:
+                message.set_object_property(name, typed)  # its type is checked too
+                continue
+            if name not in names_checked:
+                check_property_name(name)
+                names_checked.add(name)
+            held[name] = typed
+        if delivery_count is not None:
+            message.set_object_property(
+                _DELIVERY_COUNT, _exactly(int, Int)(delivery_count, "delivery_count")
+            )
         messages.append(message)
     return messages
