@@ -1029,14 +1029,14 @@ class Broker:
             while runs and (oldest is None or runs[0].last_seq < oldest):
                 runs.pop(0)  # consumed meanwhile (acknowledge_through, purge)
             work = _Work(now)
-            first = last = state.last_seq + 1
-            for message, data in zip(messages, stamped, strict=True):
-                last = self._next_seq(state)
-                work.operations.append(
-                    AppendMessage(state.text, last, message, (held.store_key,), data)
-                )
-                held.page_out(last, message._delivery_time)
-                add_to_runs(runs, last, message)
+            first = state.last_seq + 1
+            state.last_seq += len(messages) - 1
+            last = self._next_seq(state)  # the request's numbers reserved at once when due
+            keys = (held.store_key,)
+            for seq, message, data in zip(range(first, last + 1), messages, stamped, strict=True):
+                work.operations.append(AppendMessage(state.text, seq, message, keys, data))
+                add_to_runs(runs, seq, message)
+            held.page_out_run(first, len(messages), max(m._delivery_time for m in messages))
             completion = self._finish(work)
         completion.wait()
         return StagedRange(queue, first, last)
