@@ -490,13 +490,15 @@ class Broker:
             completion.wait()
 
     def send_many(
-        self, connection_id: int, messages: Sequence[Message]
+        self, connection_id: int, messages: Sequence[Message], *, audit: bool = True
     ) -> tuple[int, JMSException | None]:
         """``send`` each of ``messages`` in order, outside any transaction, with one lock
         acquisition and one store batch for all (a server's read of many SENDs). Returns how
         many were sent and, when not all were, the error that refused the next one: nothing of
         it or of those after it was sent. The PERSISTENT ones sent are durable when this
-        returns. The broker keeps the messages: the caller must not change them afterwards."""
+        returns. The broker keeps the messages: the caller must not change them afterwards.
+        ``audit=False`` leaves their IDs out of the send audit: for a sender that never resends
+        (a client without failover, whose messages' IDs the server gave them)."""
         sent = 0
         persistent = False
         refusal: JMSException | None = None
@@ -507,7 +509,7 @@ class Broker:
                 for message in messages:
                     connection = self._connection(connection_id)
                     target = self._target_for_send(message)
-                    closed += self._route(connection, target, message, work)
+                    closed += self._route(connection, target, message, work, audit=audit)
                     persistent = persistent or message._delivery_mode == DeliveryMode.PERSISTENT
                     sent += 1
             except JMSException as error:
@@ -526,16 +528,19 @@ class Broker:
         message: Message,
         work: _Work,
         delivery_count: int = 0,
+        *,
+        audit: bool = True,
     ) -> Sequence[tuple[Callable[[JMSException], None], JMSException]]:
         """Append a sent ``message`` to the queues of ``target`` it goes to, within ``work``
-        (refused before anything changes when a bounded queue has no room); returns the
-        connections the memory budget closed, for ``_tell_closed`` once the lock is released."""
+        (refused before anything changes when a bounded queue has no room), and its ID to the
+        send ``audit``; returns the connections the memory budget closed, for ``_tell_closed``
+        once the lock is released."""
         queues = self._targets(target, message, connection)
         if target.policy.max_backlog is not None:
             self._check_room([(target, queues)])
         self._append(target, message, queues, work, delivery_count=delivery_count)
         message_id = message._message_id
-        if message_id is not None:
+        if audit and message_id is not None:
             self._audit.record(message_id)
         if self._memory.used > self._memory.ceiling:
             return self._relieve_memory(work)

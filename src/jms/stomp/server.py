@@ -426,8 +426,10 @@ class _ClientConnection(asyncio.Protocol):
         self._local_names: dict[str, str] = {}  # broker's temporary name -> this client's name
         self._known_destinations: dict[str, Destination] = {}  # header value -> queue or topic
         self._pending: list[Delivery] = []
-        # Plain SENDs of this read whose messages go to the broker together (_send_batch).
-        self._batch: list[tuple[Frame, Message]] = []
+        # Plain SENDs of this read (each with its receipt header) whose messages go to the
+        # broker together (_send_batch).
+        self._batch: list[tuple[Frame, str | None]] = []
+        self._batch_messages: list[Message] = []
         # Batches of deliveries whose recording by the store is not durable yet, in order.
         self._held: deque[tuple[list[Completion], list[Delivery]]] = deque()
         # Bytes waiting for the end of this turn of the loop (see _write).
@@ -631,28 +633,30 @@ class _ClientConnection(asyncio.Protocol):
         refuses is answered as ``_handle`` answers any refused frame; for a jms client, which
         carries on after a refusal, the SENDs after it are sent then."""
         batch, self._batch = self._batch, []
+        messages, self._batch_messages = self._batch_messages, []
         while batch and not self._closing:
             broker_id = self._broker_id
             assert broker_id is not None
             completions: list[Completion] = []
             try:
                 with self._collecting(completions):
+                    # Only a jms client resends: the audit needs the IDs of its messages alone.
                     sent, refusal = self._broker.send_many(
-                        broker_id, [message for _, message in batch]
+                        broker_id, messages, audit=self._extensions
                     )
             except Exception as error:  # a bug: the broker sent none of them
                 sent, refusal = 0, error
             self._track(completions)
             self._counters.messages_received += sent
-            for frame, _ in batch[:sent]:
-                receipt = frame.header("receipt")
+            for _, receipt in batch[:sent]:
                 if receipt is not None:
                     self._queue_receipt(receipt)
             if refusal is None:
                 return
-            frame = batch[sent][0]
-            self._refuse(frame, frame.header("receipt"), refusal)
+            frame, receipt = batch[sent]
+            self._refuse(frame, receipt, refusal)
             batch = batch[sent + 1 :]
+            messages = messages[sent + 1 :]
 
     def _collecting(self, into: list[Completion]) -> AbstractContextManager[None]:
         store = self._server.store
@@ -1244,7 +1248,8 @@ class _ClientConnection(asyncio.Protocol):
         resend = self._extensions and headers.get("jms-resend") == "true"
         if transaction is None and not resend:
             # Sent with the other SENDs of this read, at its end or before another frame.
-            self._batch.append((frame, message))
+            self._batch.append((frame, headers.get("receipt")))
+            self._batch_messages.append(message)
             self._answers_later = True
             return
         self._send_batch()
