@@ -126,6 +126,12 @@ MAX_BODY_HEADER: Final = "jms-max-body"
 _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
+# Bound once, for what runs on every read, SEND or ACK: an Enum member looked up through its
+# class costs ~200 ns.
+_CONNECTING: Final = ServerState.CONNECTING
+_CONNECTED: Final = ServerState.CONNECTED
+_SEND: Final = Action.SEND
+_V1_2: Final = Version.V1_2
 _HIGH_WATER: Final = 1024 * 1024  # write buffer above which credit is withheld
 _KNOWN_DESTINATIONS: Final = 1024  # destinations remembered per connection
 _READ_STOP: Final = 8 * 1024 * 1024  # write buffer above which reading stops too
@@ -505,7 +511,7 @@ class _ClientConnection(asyncio.Protocol):
         if self._closing:
             return
         events = self._conn.feed(data)
-        if self._conn.state is ServerState.CONNECTING or self.held_back:
+        if self._conn.state is _CONNECTING or self.held_back:
             return  # buffered until the login is checked, or the broker has room again
         self._process(events)
 
@@ -1064,7 +1070,7 @@ class _ClientConnection(asyncio.Protocol):
         self._track(completions)
 
     def _deliver(self, pending: list[Delivery]) -> None:
-        if self._conn.state is not ServerState.CONNECTED:
+        if self._conn.state is not _CONNECTED:
             return  # DISCONNECT came: what is pending goes back to the broker with the connection
         chunks = []
         returned = []
@@ -1233,7 +1239,7 @@ class _ClientConnection(asyncio.Protocol):
                 self._admin(frame, text[len(_ADMIN_PREFIX) :])
             return
         destination = self._destination(text)
-        self._authorize(Action.SEND, destination)
+        self._authorize(_SEND, destination)
         # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
         message = message_from_frame(
             headers,
@@ -1621,7 +1627,7 @@ class _ClientConnection(asyncio.Protocol):
         version = self._conn.version
         tag: int | None = None
         subscription: _Subscription | None = None
-        if version is Version.V1_2:
+        if version is _V1_2:
             what = f"id {frame.header('id')!r}"
             ack_id = frame.header("id") or ""
             if ack_id.isascii() and ack_id.isdigit():
