@@ -596,7 +596,6 @@ class _ClientConnection(asyncio.Protocol):
             if self._closing:
                 return
         handler = _HANDLERS[command]
-        receipt = frame.header("receipt")
         self._receipt_headers = ()
         self._answers_later = False
         try:
@@ -606,12 +605,15 @@ class _ClientConnection(asyncio.Protocol):
             self._send_batch()
             self._track(completions)
             if not self._closing:
-                self._refuse(frame, receipt, error)
+                self._refuse(frame, frame.header("receipt"), error)
             return
         self._track(completions)
+        if self._answers_later:  # its RECEIPT comes later (a SEND in _batch, publish-staged)
+            return
+        receipt = frame.header("receipt")
         if command == "DISCONNECT":
             self._queue_receipt(receipt, close_after=True)
-        elif receipt is not None and not self._answers_later:
+        elif receipt is not None:
             self._queue_receipt(receipt, headers=self._receipt_headers)
 
     def _refuse(self, frame: Frame, receipt: str | None, error: Exception) -> None:
