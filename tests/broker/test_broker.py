@@ -423,6 +423,53 @@ def test_a_full_queue_refuses_sends(broker: Broker, connection_id: int) -> None:
         broker.send(connection_id, _message("3"))
 
 
+def test_send_many_sends_in_order_in_one_store_batch_delivering_before_the_commit() -> None:
+    store = BatchRecorder()
+    broker = Broker(store)
+    connection = broker.connect()
+    sink = Recorder()
+    broker.add_consumer(connection, ConsumerSpec(ORDERS), sink)
+    batches_before = len(store.batches)
+    messages = [_message("a"), _message("b", persistent=False), _message("c")]
+    assert broker.send_many(connection, messages) == (3, None)
+    # The first send reserves a block of sequence numbers on its own, as a single send does.
+    reservation, batch = store.batches[batches_before:]
+    assert [type(operation) for operation in reservation] == [ReserveSequences]
+    assert [type(operation).__name__ for operation in batch] == [
+        "AppendMessage",
+        "AppendMessage",
+        "SetDeliveryCount",
+        "SetDeliveryCount",
+    ]
+    assert sink.texts() == ["a", "b", "c"]
+    # Delivered with their records in the batch that stores them: none waits for another.
+    assert all(delivery.recorded.done() for delivery in sink.deliveries)
+    broker.close()
+
+
+def test_send_many_stops_at_the_first_refused_message_and_sends_those_before_it(
+    broker: Broker, connection_id: int
+) -> None:
+    broker.set_policy("queue://orders", DestinationPolicy(max_backlog=2))
+    messages = [_message(text) for text in ("1", "2", "3", "4")]
+    sent, refusal = broker.send_many(connection_id, messages)
+    assert sent == 2
+    assert isinstance(refusal, ResourceAllocationException)
+    assert "queue://orders holds 2 messages" in str(refusal)
+    sink = Recorder()
+    broker.add_consumer(connection_id, ConsumerSpec(ORDERS), sink)
+    assert sink.texts() == ["1", "2"]
+
+
+def test_send_many_on_a_closed_connection_sends_nothing(broker: Broker) -> None:
+    connection = broker.connect()
+    broker.disconnect(connection)
+    sent, refusal = broker.send_many(connection, [_message("a")])
+    assert sent == 0
+    assert isinstance(refusal, IllegalStateException)
+    assert f"connection {connection} to broker 'test' is closed" in str(refusal)
+
+
 def test_a_full_subscription_refuses_the_publish_for_every_subscriber(
     broker: Broker, connection_id: int
 ) -> None:

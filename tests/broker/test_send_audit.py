@@ -56,6 +56,23 @@ def test_a_resend_of_a_transacted_send_is_taken(broker: Broker, connection_id: i
     assert _delivered(broker, connection_id) == ["in a transaction", "not a resend"]
 
 
+def test_sends_of_many_messages_are_audited_unless_their_sender_never_resends(
+    broker: Broker, connection_id: int
+) -> None:
+    audited = [_message("ID:b:1", "audited"), _message("ID:b:2", "audited too")]
+    assert broker.send_many(connection_id, audited) == (2, None)
+    unaudited = [_message("ID:s:1", "server-given id")]
+    assert broker.send_many(connection_id, unaudited, audit=False) == (1, None)
+    broker.send(connection_id, _message("ID:b:2", "dropped"), resend=True)
+    broker.send(connection_id, _message("ID:s:1", "taken"), resend=True)
+    assert _delivered(broker, connection_id) == [
+        "audited",
+        "audited too",
+        "server-given id",
+        "taken",
+    ]
+
+
 def test_the_audit_forgets_the_oldest_ids_beyond_its_window() -> None:
     audit = SendAudit(window=3)
     for n in range(5):

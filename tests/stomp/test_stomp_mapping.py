@@ -181,3 +181,14 @@ def test_message_frames_are_the_general_encoding_of_the_mapping(
         assert str(error) == str(expected)
         return
     assert written == expected
+
+
+def test_message_frames_refuse_an_empty_header_name_every_time() -> None:
+    """The escaped header of each property name is remembered, except an empty one: the next
+    message with that property is refused again, not written with an empty header name."""
+    frames = MessageFrames(Version.V1_2, "s", "/queue/q", _name_of)
+    message = TextMessage("x")
+    message.set_string_property("JMS_jms_STOMP_", "stands for an empty header name")
+    for _ in range(2):
+        with pytest.raises(ValueError, match="empty name"):
+            frames.frame(message, "ID:1", 1)

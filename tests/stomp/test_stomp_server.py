@@ -129,6 +129,64 @@ def test_a_mistake_is_answered_with_error_then_the_connection_closes(
     assert client.closed_by_server()
 
 
+def _sends(destination: str, count: int, **extra: dict[str, str]) -> bytes:
+    """``count`` SENDs with receipts r0, r1... in one piece, as one read takes them; ``extra``
+    maps a receipt to more headers for its SEND."""
+    return b"".join(
+        Frame(
+            "SEND",
+            (("destination", destination), ("receipt", f"r{n}"), *extra.get(f"r{n}", {}).items()),
+            f"m{n}".encode(),
+        ).to_bytes(Version.V1_2)
+        for n in range(count)
+    )
+
+
+@pytest.mark.parametrize(
+    ("refused", "complaint"),
+    [
+        ({}, "queue://full holds 2 messages"),  # by the broker, sending the read's SENDs at once
+        ({"r1": {"priority": "high"}}, "priority"),  # before the broker
+    ],
+)
+def test_sends_of_one_read_before_a_refused_one_are_sent_and_none_after_it(
+    client: RawClient, broker: Broker, refused: dict[str, dict[str, str]], complaint: str
+) -> None:
+    broker.set_policy("queue://full", DestinationPolicy(max_backlog=2))
+    client.write(_sends("/queue/full", 4, **refused))
+    frames = []
+    while True:
+        frame = client.read()
+        frames.append(frame)
+        if frame.command == "ERROR":
+            break
+    refused_number = 1 if refused else 2
+    assert complaint in (frames[-1].header("message") or "")
+    assert frames[-1].header("receipt-id") == f"r{refused_number}"
+    assert client.closed_by_server()
+    assert _depth(broker, "queue://full") == refused_number
+
+
+def test_a_jms_client_hears_of_a_refused_send_and_the_sends_after_it_go_on(
+    served: ServedBroker, broker: Broker
+) -> None:
+    broker.set_policy("queue://full", DestinationPolicy(max_backlog=2))
+    with RawClient(served.port) as raw:
+        raw.connect(**{"jms-extensions": "1"})
+        raw.write(_sends("/queue/full", 3) + _sends("/queue/other", 2))
+        receipts = [raw.read() for _ in range(5)]
+    assert [r.header("receipt-id") for r in receipts] == ["r0", "r1", "r2", "r0", "r1"]
+    assert [r.header("jms-exception") for r in receipts] == [
+        None,
+        None,
+        "ResourceAllocationException",
+        None,
+        None,
+    ]
+    assert _depth(broker, "queue://full") == 2
+    assert _depth(broker, "queue://other") == 2
+
+
 def test_a_frame_before_connect_is_an_error(served: ServedBroker) -> None:
     with RawClient(served.port) as raw:
         raw.send("SEND", {"destination": "/queue/a"}, b"x")

@@ -53,7 +53,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
 from typing import NamedTuple, TypeVar
 from urllib.parse import quote
@@ -486,29 +486,79 @@ class Broker:
             if transaction_id is not None:
                 self._transaction(connection, transaction_id).sends.append(message)
                 return
-            message_id = message._message_id
             closed: Sequence[tuple[Callable[[JMSException], None], JMSException]] = ()
+            message_id = message._message_id
             if resend and message_id is not None and message_id in self._audit:
                 logger.info("dropped a duplicate of %s sent to %s", message_id, target.text)
                 # Its first copy may still be on its way to the store: answer once it is there.
                 completion = self._store.submit(())
             else:
                 work = _Work(self._clock())
-                queues = self._targets(target, message, connection)
-                if target.policy.max_backlog is not None:
-                    self._check_room([(target, queues)])
                 # A resend the audit does not know may have been delivered, even acknowledged,
                 # by a broker that died before answering it: its one delivery is counted.
-                self._append(target, message, queues, work, delivery_count=int(resend))
-                if message_id is not None:
-                    self._audit.record(message_id)
-                if self._memory.used > self._memory.ceiling:
-                    closed = self._relieve_memory(work)
-                completion = self._finish(work, stored_with=message)
+                closed = self._route(connection, target, message, work, int(resend))
+                completion = self._finish(work, stored_with={id(message)})
         if closed:
             self._tell_closed(closed)
         if message._delivery_mode == DeliveryMode.PERSISTENT:
             completion.wait()
+
+    def send_many(
+        self, connection_id: int, messages: Sequence[Message], *, audit: bool = True
+    ) -> tuple[int, JMSException | None]:
+        """``send`` each of ``messages`` in order, outside any transaction, with one lock
+        acquisition and one store batch for all (a server's read of many SENDs). Returns how
+        many were sent and, when not all were, the error that refused the next one: nothing of
+        it or of those after it was sent. The PERSISTENT ones sent are durable when this
+        returns. The broker keeps the messages: the caller must not change them afterwards.
+        ``audit=False`` leaves their IDs out of the send audit: for a sender that never resends
+        (a client without failover, whose messages' IDs the server gave them)."""
+        sent = 0
+        persistent = False
+        refusal: JMSException | None = None
+        closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
+        with self._lock:
+            work = _Work(self._clock())
+            try:
+                for message in messages:
+                    connection = self._connection(connection_id)
+                    target = self._target_for_send(message)
+                    closed += self._route(connection, target, message, work, audit=audit)
+                    persistent = persistent or message._delivery_mode == DeliveryMode.PERSISTENT
+                    sent += 1
+            except JMSException as error:
+                refusal = error
+            completion = self._finish(work, stored_with={id(m) for m in messages[:sent]})
+        if closed:
+            self._tell_closed(closed)
+        if persistent:
+            completion.wait()
+        return sent, refusal
+
+    def _route(
+        self,
+        connection: _Connection,
+        target: QueueDestination | TopicDestination,
+        message: Message,
+        work: _Work,
+        delivery_count: int = 0,
+        *,
+        audit: bool = True,
+    ) -> Sequence[tuple[Callable[[JMSException], None], JMSException]]:
+        """Append a sent ``message`` to the queues of ``target`` it goes to, within ``work``
+        (refused before anything changes when a bounded queue has no room), and its ID to the
+        send ``audit``; returns the connections the memory budget closed, for ``_tell_closed``
+        once the lock is released."""
+        queues = self._targets(target, message, connection)
+        if target.policy.max_backlog is not None:
+            self._check_room([(target, queues)])
+        self._append(target, message, queues, work, delivery_count=delivery_count)
+        message_id = message._message_id
+        if audit and message_id is not None:
+            self._audit.record(message_id)
+        if self._memory.used > self._memory.ceiling:
+            return self._relieve_memory(work)
+        return ()
 
     # -- transactions --------------------------------------------------------------------------
 
@@ -2014,14 +2064,14 @@ class Broker:
 
     # -- internals: finishing a call -----------------------------------------------------------
 
-    def _finish(self, work: _Work, stored_with: Message | None = None) -> Completion:
+    def _finish(self, work: _Work, stored_with: Collection[int] = ()) -> Completion:
         """Dispatch what became deliverable, submit the store batch (with a record of each
         delivery of a stored entry), hand deliveries to sinks, ask for pages where the memory
         window has room.
 
-        A delivery of a stored entry waits for the batch that records it, except that of
-        ``stored_with``, the one message a plain send appends in this very batch: its record
-        and the message itself are durable together or not at all, so it waits only for its
+        A delivery of a stored entry waits for the batch that records it, except that of a
+        message in ``stored_with`` (by ``id``), those plain sends append in this very batch: its
+        record and the message itself are durable together or not at all, so it waits only for its
         sequence number's reservation, like a message the store does not keep. Its consumer
         may then get it, and acknowledge it, before the batch is written; a message
         acknowledged before its batch's group commit is never written (see the store)."""
@@ -2038,7 +2088,7 @@ class Broker:
                 )
         completion = self._store.submit(operations) if operations else DONE
         for queue, entry in work.deliveries:
-            if entry.stored and entry.message is not stored_with:
+            if entry.stored and id(entry.message) not in stored_with:
                 self._dispatch(queue, entry, completion)
             else:
                 gate = entry.gate

@@ -426,14 +426,16 @@ class MessageFrames:
             header = self._property_headers.get(name)
             if header is None:
                 header = self._property_header(name)
+                if not header:  # the general encoder names the empty header it refuses
+                    return self._general(message, message_id, ack, destination_name)
             lines.append(f"{header}:{text}\n")
         if body:
             lines.append(f"content-length:{len(body)}\n")
         lines.append("\n")
         head = "".join(lines)
-        if "\n:" in head or (version is _V1_1 and "\r\n" in head):
-            # An empty header name, or a value ending in a carriage return that 1.1 cannot
-            # escape: the general encoder names the header it refuses.
+        if version is _V1_1 and "\r\n" in head:
+            # A value ending in a carriage return, which 1.1 cannot escape: the general encoder
+            # names the header it refuses.
             return self._general(message, message_id, ack, destination_name)
         try:
             encoded = head.encode()
@@ -447,7 +449,8 @@ class MessageFrames:
         if len(self._property_headers) >= _REMEMBERED_PROPERTY_HEADERS:
             self._property_headers.clear()
         escaped = escape_header(_header_carrying(name), self._version)
-        self._property_headers[name] = escaped
+        if escaped:  # an empty one is refused by the general encoder, every time
+            self._property_headers[name] = escaped
         return escaped
 
     def _general(
