@@ -1294,7 +1294,7 @@ class Broker:
                     assert staging.store_key is not None
                     plan.append(_Move(staging.store_key, run, target))
                     if target.policy.max_backlog is not None:
-                        room += [(target, [target.queue])] * (run.last_seq - run.first_seq + 1)
+                        room += [(target, [target.queue])] * run.count
                     continue
                 for seq in range(run.first_seq, run.last_seq + 1):
                     message, data = read.messages[index][seq]
@@ -1334,16 +1334,15 @@ class Broker:
         """Make the staged run ``move`` names its target queue's next messages, paged out: its
         entries move in the store, its messages stay as they are."""
         run, target = move.run, move.target
-        count = run.last_seq - run.first_seq + 1
         first = target.last_seq + 1
-        target.last_seq += count - 1
+        target.last_seq += run.count - 1
         self._next_seq(target)  # the run's last number, reserving beyond it when due
         queue = target.queue
         assert queue.store_key is not None
         work.operations.append(
             MoveEntries(move.staging_key, run.first_seq, run.last_seq, queue.store_key, first)
         )
-        queue.page_out_run(first, count, run.due_by)
+        queue.page_out_run(first, run.count, run.due_by)
         work.paging.add(queue)
 
     @staticmethod
@@ -1859,10 +1858,7 @@ class Broker:
         encoded: bytes | None = None,
         delivery_count: int = 0,
     ) -> None:
-        seq = state.next_seq()
-        through = state.reservation_due()
-        if through is not None:
-            state.reserved(through, self._store.submit([ReserveSequences(state.text, through)]))
+        seq = self._next_seq(state)
         gate = state.gate(seq)
         persistent = message._delivery_mode == DeliveryMode.PERSISTENT
         if persistent:

@@ -435,18 +435,7 @@ class MessageQueue:
     def page_out(self, seq: int, delivery_time: int | None) -> None:
         """Count a new stored entry that stays in the store only (above every entry in memory);
         ``delivery_time`` is its message's JMSDeliveryTime (None: not known)."""
-        if self.paged and self._paged[-1] >= seq:
-            raise ValueError(
-                f"{self.name}: paged-out sequence {seq} is not above the last one, {self._paged[-1]}"
-            )
-        due_by = self._paged_due_by if self.paged else 0
-        if due_by is not None and delivery_time is not None:
-            due_by = max(due_by, delivery_time)
-        else:
-            due_by = None
-        self._paged_due_by = due_by
-        self._paged.append(seq)
-        self.enqueued += 1
+        self.page_out_run(seq, 1, delivery_time)
 
     def page_out_run(self, first_seq: int, count: int, due_by: int | None) -> None:
         """``page_out`` of ``count`` entries numbered from ``first_seq`` on, whose messages'

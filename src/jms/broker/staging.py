@@ -111,6 +111,10 @@ class StagedRun:
     due_by: int
 
     @property
+    def count(self) -> int:
+        return self.last_seq - self.first_seq + 1
+
+    @property
     def moves(self) -> bool:
         """Whether the run is published by moving its entries (PERSISTENT, to a permanent queue)
         rather than by sending each message again."""
