@@ -194,7 +194,8 @@ class _BadRow(Exception):
 
 def _column(record: Any, name: str, where: str) -> Any:
     """``record[name]`` for a pyspark Row or a mapping (a dict from Arrow's ``to_pylist``)."""
-    if not isinstance(record, Row | Mapping):
+    # A dict (Arrow's to_pylist) is checked first: the Mapping check costs an ABC lookup.
+    if type(record) is not dict and not isinstance(record, Row | Mapping):
         raise _BadRow(
             f"{where} should be a pyspark Row or a mapping, got {type(record).__name__} "
             f"{record!r:.60}"
@@ -390,8 +391,6 @@ class _NotSimple(Exception):
     """A batch ``from_arrow`` leaves to ``from_rows`` (which refuses it or converts it)."""
 
 
-# The fields of a property value struct other than ``type``, and the one each type fills.
-_VALUE_FIELDS: Final = tuple(name for name in PROPERTY_VALUE.names if name != "type")
 _FAST_BODIES: Final = frozenset({"message", "text", "bytes"})
 
 
@@ -497,16 +496,7 @@ def _from_columns(batch: pa.RecordBatch) -> list[Message]:
         for name, record in properties:
             if record is None or name == _DELIVERY_COUNT:
                 raise _NotSimple
-            type_name = record["type"]
-            if type_name not in _PROPERTY_TYPES:
-                raise _NotSimple
-            field = VALUE_FIELD_OF_TYPE[type_name]
-            value = record[field]
-            if value is None or any(
-                record[other] is not None for other in _VALUE_FIELDS if other != field
-            ):
-                raise _NotSimple
-            typed = _JAVA_VALUE[type_name](value, name)
+            typed = _typed(record, name, PROPERTY_VALUE, _PROPERTY_TYPES)
             if name in JMSX_PROPERTY_TYPES:
                 message.set_object_property(name, typed)  # its type is checked too
                 continue
