@@ -56,16 +56,6 @@ _PROPERTY_VALUES: Final[dict[type[DataType], Callable[[Any], Any]]] = {
     DoubleType: Double,
     StringType: str,
 }
-_SETTERS: Final[dict[type[DataType], str]] = {
-    BooleanType: "set_boolean_property",
-    ByteType: "set_byte_property",
-    ShortType: "set_short_property",
-    IntegerType: "set_int_property",
-    LongType: "set_long_property",
-    FloatType: "set_float_property",
-    DoubleType: "set_double_property",
-    StringType: "set_string_property",
-}
 #: Header columns the simple layout reads, with the Spark type each must have.
 _HEADERS: Final[dict[str, DataType]] = {
     "destination": StringType(),
@@ -103,8 +93,8 @@ class _Simple:
     # (column, the property value of a column value): the name was checked once, and the
     # column's Spark type makes every value one the property's Java type holds.
     properties: tuple[tuple[str, Callable[[Any], Any]], ...]
-    # (column, setter name): JMSX properties, whose type the setter checks row by row.
-    checked_properties: tuple[tuple[str, str], ...]
+    # The same for JMSX properties, whose Java type is checked row by row (set_object_property).
+    checked_properties: tuple[tuple[str, Callable[[Any], Any]], ...]
 
 
 class OutgoingRows:
@@ -167,7 +157,7 @@ class OutgoingRows:
             )
         headers = []
         properties: list[tuple[str, Callable[[Any], Any]]] = []
-        checked: list[tuple[str, str]] = []
+        checked: list[tuple[str, Callable[[Any], Any]]] = []
         probe = Message()
         for name, data_type in fields.items():
             if name == body:
@@ -180,21 +170,21 @@ class OutgoingRows:
                     )
                 headers.append(name)
                 continue
-            setter = _SETTERS.get(type(data_type))
-            if setter is None:
+            value_of = _PROPERTY_VALUES.get(type(data_type))
+            if value_of is None:
                 raise ValueError(
                     f"column {name} is {data_type.simpleString()}, which no message property "
                     "can hold; cast it to boolean, tinyint, smallint, int, bigint, float, double "
                     "or string, or drop it"
                 )
             if name in JMSX_PROPERTY_TYPES:
-                checked.append((name, setter))
+                checked.append((name, value_of))
                 continue
             try:
                 probe.set_string_property(name, "")
             except ValueError as error:
                 raise ValueError(f"column {name} cannot be a message property: {error}") from None
-            properties.append((name, _PROPERTY_VALUES[type(data_type)]))
+            properties.append((name, value_of))
         return _Simple(
             body,
             isinstance(body_type, StringType),
@@ -226,7 +216,7 @@ class OutgoingRows:
     @staticmethod
     def _simple_messages(simple: _Simple, batch: pa.RecordBatch) -> Iterator[Message]:
         """The simple layout's messages, read column by column (a row's values never pass
-        through a dict, a property value never through a setter but a JMSX one's)."""
+        through a dict, a property value through no setter but a JMSX one's type check)."""
         bodies = batch.column(simple.body).to_pylist()
         headers = [
             (_HEADER_SETTERS[name], batch.column(name).to_pylist()) for name in simple.headers
@@ -235,8 +225,8 @@ class OutgoingRows:
             (name, value_of, batch.column(name).to_pylist()) for name, value_of in simple.properties
         ]
         checked = [
-            (name, setter, batch.column(name).to_pylist())
-            for name, setter in simple.checked_properties
+            (name, value_of, batch.column(name).to_pylist())
+            for name, value_of in simple.checked_properties
         ]
         for index, content in enumerate(bodies):
             try:
@@ -253,10 +243,10 @@ class OutgoingRows:
                     value = values[index]
                     if value is not None:
                         held[name] = value_of(value)
-                for name, setter, values in checked:
+                for name, value_of, values in checked:
                     value = values[index]
                     if value is not None:
-                        getattr(message, setter)(name, value)
+                        message.set_object_property(name, value_of(value))
             except (JMSException, TypeError, ValueError) as error:
                 raise MessageFormatException(
                     f"row {index} does not make a message: {error}"

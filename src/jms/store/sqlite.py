@@ -688,15 +688,15 @@ def _single_reference_runs(released: Counter[tuple[str, int]]) -> list[tuple[str
 
 class _CoalescedWrites:
     """What a run of sends, delivery records and acknowledgements changes, gathered in memory
-        and written with a few ``executemany`` calls: a message acknowledged in the run it was sent
-        in is never written, a delivery record of a message sent in the run is its entry's initial
-        count, and each log's last sequence is written once.
+    and written with a few ``executemany`` calls: a message acknowledged in the run it was sent
+    in is never written, a delivery record of a message sent in the run is its entry's initial
+    count, and each log's last sequence is written once.
 
-        The net effect is that of applying the operations one by one because an appended entry is
-        always new — its ``seq`` grows its log, and a store queue's entries are numbered in its own
+    The net effect is that of applying the operations one by one because an appended entry is
+    always new — its ``seq`` grows its log, and a store queue's entries are numbered in its own
     log's numbers (a moved entry too, ``MoveEntries``, which is written on its own) — so
-        operations on entries that existed before the run (written first, updates then removals)
-        commute with the run's appends. A run is all-or-nothing: the writer rolls back on any error.
+    operations on entries that existed before the run (written first, updates then removals)
+    commute with the run's appends. A run is all-or-nothing: the writer rolls back on any error.
     """
 
     __slots__ = (
