@@ -400,15 +400,23 @@ def test_deleting_a_subscription_drops_its_consumed_ranges(tmp_path: Path) -> No
     store.close()
 
 
-def test_a_store_of_schema_version_2_is_upgraded_to_4(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path)
-    store.submit([AppendMessage("queue://q", 1, TextMessage("kept"), ("queue://q",))]).wait()
+def _reopened_from(directory: Path, queue: str, older_schema: str) -> SQLiteStore:
+    """A store holding the message "kept" in ``queue``, turned back into an older schema version
+    by the SQL script ``older_schema``, opened again (so upgraded)."""
+    store = SQLiteStore(directory)
+    store.submit([AppendMessage(queue, 1, TextMessage("kept"), (queue,))]).wait()
     store.close()
-    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:  # as version 2 was
-        database.executescript(
-            "DROP VIEW live_entries; DROP TABLE consumed; PRAGMA user_version = 2;"
-        )
-    reopened = SQLiteStore(tmp_path)
+    with closing(sqlite3.connect(directory / DATABASE_NAME)) as database:
+        database.executescript(older_schema)
+    return SQLiteStore(directory)
+
+
+def test_a_store_of_schema_version_2_is_upgraded_to_4(tmp_path: Path) -> None:
+    reopened = _reopened_from(
+        tmp_path,
+        "queue://q",
+        "DROP VIEW live_entries; DROP TABLE consumed; PRAGMA user_version = 2;",
+    )
     assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
         "kept"
     ]
@@ -422,14 +430,11 @@ def test_a_store_of_schema_version_2_is_upgraded_to_4(tmp_path: Path) -> None:
 def test_a_store_of_schema_version_3_is_upgraded_to_4_and_then_moves_entries(
     tmp_path: Path,
 ) -> None:
-    store = SQLiteStore(tmp_path)
-    store.submit([AppendMessage("queue://s", 1, TextMessage("kept"), ("queue://s",))]).wait()
-    store.close()
-    with closing(sqlite3.connect(tmp_path / DATABASE_NAME)) as database:  # as version 3 was
-        database.executescript(
-            "ALTER TABLE entries DROP COLUMN message_seq; PRAGMA user_version = 3;"
-        )
-    reopened = SQLiteStore(tmp_path)
+    reopened = _reopened_from(
+        tmp_path,
+        "queue://s",
+        "ALTER TABLE entries DROP COLUMN message_seq; PRAGMA user_version = 3;",
+    )
     reopened.submit([MoveEntries("queue://s", 1, 1, "queue://q", 1)]).wait()
     assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
         "kept"
