@@ -494,3 +494,44 @@ def test_a_slow_commit_is_logged_naming_the_file_and_the_time(
     assert len(slow) == 1, slow
     assert str(tmp_path / DATABASE_NAME) in slow[0]
     assert re.search(r"1 batch\(es\) took \d+\.\d\d s", slow[0])
+
+
+def test_a_file_a_killed_checkpoint_left_short_opens_from_its_log_and_without_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A checkpoint writes page 1 (with the new page count) before the pages that lengthen the
+    file: killed between the two, it leaves a file shorter than its header says while the
+    write-ahead log still holds the missing pages. That is a store SQLite recovers, not a
+    truncated copy; the same short file without its log is one."""
+    store = SQLiteStore(tmp_path / "live")
+    store.submit([AppendMessage("queue://q", 1, TextMessage("old"), ("queue://q",))]).wait()
+    store.close()  # checkpointed: the file holds everything, the log is gone
+    database = tmp_path / "live" / DATABASE_NAME
+    with closing(sqlite3.connect(database, isolation_level=None)) as writer:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("BEGIN")
+        writer.executemany(
+            "INSERT INTO messages (log, seq, refs, data) VALUES ('queue://filler', ?, 0, ?)",
+            [(seq, bytes(2000)) for seq in range(1, 40)],
+        )
+        writer.execute("COMMIT")
+        crashed = tmp_path / "crashed"
+        crashed.mkdir()
+        for name in (DATABASE_NAME, DATABASE_NAME + "-wal"):
+            (crashed / name).write_bytes((database.parent / name).read_bytes())
+    copy = crashed / DATABASE_NAME
+    data = bytearray(copy.read_bytes())
+    page_size = int.from_bytes(data[16:18], "big")
+    data[28:32] = (len(data) // page_size + 3).to_bytes(4, "big")  # page 1 already checkpointed
+    copy.write_bytes(bytes(data))
+
+    reopened = SQLiteStore(crashed)
+    assert [e.message.get_text() for e in reopened.read_entries("queue://q", 1, None, 5)] == [  # type: ignore[attr-defined]
+        "old"
+    ]
+    reopened.close()
+
+    copy.write_bytes(bytes(data))  # the short file again, its log gone (closing checkpointed)
+    (crashed / (DATABASE_NAME + "-wal")).unlink(missing_ok=True)
+    with pytest.raises(IllegalStateException, match="is truncated"):
+        SQLiteStore(crashed)

@@ -4,7 +4,8 @@ empty store; a store written by an older ``jms`` is migrated in one transaction.
 
 The checks, cheapest first: the file must not be empty when the directory already held a store
 (SQLite would take a zero-byte file for a new, empty database), its header must be SQLite's, it
-must be at least as long as its header says (a truncated copy is shorter), and ``PRAGMA
+must be at least as long as its header says (a truncated copy is shorter; not while a write-ahead
+log holds pages a killed checkpoint had not yet copied), and ``PRAGMA
 quick_check`` must pass (every page and index readable; about 1.5 s per GB read from the page
 cache). Each migration takes a store from one ``user_version`` to the next; docs/storage.md lists
 them.
@@ -64,7 +65,12 @@ def check_file(path: Path, *, had_store: bool) -> None:
     change_counter, valid_for = header[24:28], header[92:96]
     # The page count in the header is only trustworthy when written with the current change
     # counter (SQLite's own rule); a legacy writer leaves it stale, and quick_check still runs.
-    if change_counter == valid_for and size < pages * page_size:
+    # Nor is the file's length while a write-ahead log is beside it: a checkpoint writes page 1
+    # before the pages that lengthen the file, so one killed midway leaves a short file whose
+    # missing pages the log still holds, and SQLite reads them from there (quick_check follows).
+    wal = path.with_name(path.name + "-wal")
+    checkpointing = wal.exists() and wal.stat().st_size > 0
+    if change_counter == valid_for and size < pages * page_size and not checkpointing:
         raise DamagedStoreError(
             f"the store file {path} is truncated: {size:,} bytes where its header says "
             f"{pages * page_size:,}; {_RESTORE}"
