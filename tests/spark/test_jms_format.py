@@ -113,6 +113,21 @@ def test_a_batch_read_is_split_by_offset_and_consumes_nothing(
     assert "Filter (" not in plan  # all three conditions went to the broker
 
 
+def test_a_batch_read_of_nothing_is_an_empty_frame(
+    jms_spark: SparkSession, broker_url: str, session: Session
+) -> None:
+    """A read that plans no partition (an empty queue, or a range past its end) gives no rows:
+    PySpark then hands the reader one partition of its own, which reads nothing."""
+    queue = _queue()
+    session.create_producer(Queue(queue))  # known to the broker, never sent to
+    empty = _read(jms_spark, broker_url, queue)
+    assert empty.schema.simpleString() == MESSAGE_SCHEMA.simpleString()
+    assert empty.collect() == []
+    _produce(session, queue, 3)
+    assert _read(jms_spark, broker_url, queue, startingOffsets="latest").count() == 0
+    assert _read(jms_spark, broker_url, queue).count() == 3
+
+
 def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
     jms_spark: SparkSession, broker_url: str, session: Session
 ) -> None:

@@ -170,7 +170,9 @@ class JmsBatchReader(DataSourceReader):
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, RangePartition)
+        if not isinstance(partition, RangePartition):
+            # PySpark reads one ``InputPartition(None)`` when ``partitions`` planned none.
+            return iter(())
         return read_range(self._options, partition, self.selector)
 
 
