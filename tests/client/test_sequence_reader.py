@@ -4,6 +4,7 @@ commit ``acknowledge_through`` (run over STOMP too, by tests/client_over_stomp).
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
@@ -185,6 +186,25 @@ def test_bad_arguments_and_closed_readers_are_refused(session: Session) -> None:
     session.close()
     with pytest.raises(IllegalStateException):
         session.create_sequence_reader(queue)
+
+
+def test_read_encoded_fetches_ahead_yet_stops_where_it_is_told(session: Session) -> None:
+    """``read_encoded`` fetches the next page while the caller works on one: the pages are the
+    same as one at a time, a reader closed between pages fails at the next one, and a read left
+    unfinished leaves no thread behind."""
+    queue = session.create_queue("ahead")
+    _send(session, queue, 9)
+    reader = session.create_sequence_reader(queue)
+    assert [page.seqs for page in reader.read_encoded(2, 8, 3)] == [[2, 3, 4], [5, 6, 7], [8]]
+    pages = reader.read_encoded(1, None, 4)
+    assert next(pages).seqs == [1, 2, 3, 4]
+    reader.close()
+    with pytest.raises(IllegalStateException, match="SequenceReader of queue://ahead is closed"):
+        next(pages)
+    unfinished = session.create_sequence_reader(queue).read_encoded(1, None, 2)
+    assert next(unfinished).seqs == [1, 2]
+    unfinished.close()  # what dropping it does: the page fetched ahead is waited for
+    assert not [t for t in threading.enumerate() if t.name.startswith("jms-read-ahead")]
 
 
 # Strings a STOMP frame header can carry (the STOMP transport names JMSReplyTo in a SEND

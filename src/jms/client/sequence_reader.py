@@ -19,10 +19,12 @@ Messages read are read-only copies, as a browser's. The reader never consumes an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
-from jms.broker import DEFAULT_BROWSE_PAGE
+from jms.broker import DEFAULT_BROWSE_PAGE, EncodedBrowsePage
 from jms.client.transport import RangeSource, TopicSubscription
 from jms.errors import IllegalStateException, InvalidDestinationException
 from jms.message import Message, ObjectMessage, Queue, TemporaryQueue
@@ -89,8 +91,14 @@ class SequenceReader:
         """The lowest number of a message present now (matching the selector), or None when
         there is none."""
         self._check_open()
-        for page in self._encoded_pages(1, None, 1):
-            return page.seqs[0]
+        start: int | None = 1
+        while start is not None:
+            page = self._session._transport.browse_range_encoded(
+                self._source, self._selector, start, None, 1
+            )
+            if page.seqs:
+                return page.seqs[0]
+            start = page.next_seq
         return None
 
     def read(
@@ -173,15 +181,27 @@ class SequenceReader:
     def _encoded_pages(
         self, start_seq: int, end_seq: int | None, limit: int
     ) -> Iterator[EncodedPage]:
-        start: int | None = start_seq
-        while start is not None and (end_seq is None or start <= end_seq):
-            self._check_open()
-            page = self._session._transport.browse_range_encoded(
-                self._source, self._selector, start, end_seq, limit
+        """The pages of ``read_encoded``, each next one fetched by a helper thread while the
+        caller works on the one before: the broker then sends a page while the caller decodes
+        the last, instead of the two taking turns."""
+        fetch = functools.partial(
+            self._session._transport.browse_range_encoded, self._source, self._selector
+        )
+        with ThreadPoolExecutor(1, "jms-read-ahead") as ahead:
+            coming: Future[EncodedBrowsePage] | None = ahead.submit(
+                fetch, start_seq, end_seq, limit
             )
-            if page.seqs:
-                yield EncodedPage(page.seqs, page.messages)
-            start = page.next_seq
+            while coming is not None:
+                page = coming.result()
+                start = page.next_seq
+                coming = (
+                    ahead.submit(fetch, start, end_seq, limit)
+                    if start is not None and (end_seq is None or start <= end_seq)
+                    else None
+                )
+                if page.seqs:
+                    yield EncodedPage(page.seqs, page.messages)
+                self._check_open()
 
     def _check_open(self) -> None:
         if self._closed:
