@@ -19,8 +19,9 @@ the pipeline's throughput):
   so it is repeated;
 - **streaming read**: ``readStream.format("jms")`` (``startingOffsets`` ``earliest``,
   ``maxOffsetsPerTrigger`` ``--per-trigger`` when given) → a Parquet sink with a checkpoint,
-  ``Trigger.AvailableNow``; it consumes, so it runs once, and the script checks what the Parquet
-  holds and what is left in the queue afterwards;
+  ``Trigger.AvailableNow``; it consumes, so each of its ``--repeat`` runs reads a queue of its
+  own, filled with the same N messages before any timing, and the script checks what each
+  Parquet sink holds and that the queues are empty afterwards;
 - **Python stream floor**: a Python streaming data source that reads one row and does nothing
   else (``OneRowSource``), → Parquet, ``Trigger.AvailableNow``: what PySpark's machinery for
   Python streaming sources costs a query before any source reads anything (it starts a Python
@@ -312,6 +313,10 @@ def main() -> None:
         spark = None
         try:
             seconds = produce(url, "bench", messages, args.size)
+            # A stream consumes what it reads: each of its runs gets a queue of its own.
+            stream_queues = ["bench"] + [f"stream-{run}" for run in range(1, args.repeat)]
+            for queue in stream_queues[1:]:
+                produce(url, queue, messages, args.size)
             produce(url, "warmup", _WARMUP_MESSAGES, args.size)
             console.print(
                 f"{messages:,} messages of {args.size} B in the broker "
@@ -351,9 +356,14 @@ def main() -> None:
             batch = best(args.repeat, lambda run: jobs.batch_read("bench", root / "batch"))
             batch_rows = jobs.rows(root / "batch")
             assert batch_rows == messages, batch_rows
-            stream, batches = jobs.streaming_read("bench", root / "stream", args.per_trigger)
-            streamed = jobs.rows(root / "stream")
-            left = depths(url).get("queue://bench", 0)
+            streams = [
+                jobs.streaming_read(queue, root / f"stream-{queue}", args.per_trigger)
+                for queue in stream_queues
+            ]
+            stream, batches = min(streams)
+            streamed = [jobs.rows(root / f"stream-{queue}") for queue in stream_queues]
+            after = depths(url)
+            left = sum(after.get(f"queue://{queue}", 0) for queue in stream_queues)
             python_floor = best(
                 args.repeat, lambda run: jobs.python_stream_floor(root / f"one-row-{run}")
             )
@@ -380,9 +390,15 @@ def main() -> None:
         f"{python_floor:.2f} s (PySpark's per-query cost for any Python source); the streaming "
         f"read without it: {beyond:.2f} s, "
         + (f"{floor / beyond:.2f}× the floor" if beyond > 0 else "no more than it"),
-        f"streaming read: the Parquet sink holds {streamed:,} rows "
-        + ("(all of them)" if streamed == messages else f"[red](expected {messages:,})[/red]")
-        + f"; offsets per trigger: {per_trigger}; queue://bench holds {left:,} afterwards "
+        f"streaming read, {len(streamed)} run(s) on queues of their own: the Parquet sinks hold "
+        + ", ".join(f"{rows:,}" for rows in streamed)
+        + " rows "
+        + (
+            "(all of them)"
+            if all(rows == messages for rows in streamed)
+            else f"[red](expected {messages:,} each)[/red]"
+        )
+        + f"; offsets per trigger: {per_trigger}; the queues hold {left:,} afterwards "
         + ("(every message consumed)" if left == 0 else "[red](not every message consumed)[/red]"),
         "sink: "
         + ", ".join(f"queue://sink-{run} received {count:,}" for run, count in enumerate(sunk))
