@@ -45,6 +45,8 @@ from jms.types import (
 __all__ = [
     "FORMAT_VERSION",
     "HEADER_TIMES_AT",
+    "EncodedFacts",
+    "check_encoded",
     "check_fixed_header",
     "decode",
     "encode",
@@ -502,11 +504,18 @@ def _constant(value: Any) -> Callable[[Any], Any]:
     return lambda _: value
 
 
+_INTEGER_BUILDERS: Final = {
+    tag: _integer_builder(cls, low, high) for tag, (cls, low, high) in _INTEGER_TYPES.items()
+}
+# The range each integer builder holds its column to (what ``check_encoded`` checks).
+_BUILDER_RANGES: Final = {
+    _INTEGER_BUILDERS[tag]: (low, high) for tag, (_, low, high) in _INTEGER_TYPES.items()
+}
 _BUILDERS: Final[dict[int, Callable[[Any], Any]]] = {
     _NULL: _constant(None),
     _FALSE: _constant(False),
     _TRUE: _constant(True),
-    **{tag: _integer_builder(cls, low, high) for tag, (cls, low, high) in _INTEGER_TYPES.items()},
+    **_INTEGER_BUILDERS,
     _FLOAT: _build_float,
     _DOUBLE: _build_double,
     _STRING: _build_string,
@@ -647,6 +656,164 @@ def _decode_properties(reader: _Reader, names: list[str]) -> dict[str, Any]:
     if len(properties) != len(names):
         raise reader.fail("a property name appears twice")
     return properties
+
+
+class EncodedFacts(NamedTuple):
+    """The headers a broker routes and schedules an encoded message by (``check_encoded``)."""
+
+    destination: Destination | None
+    delivery_mode: int
+    expiration: int
+    delivery_time: int
+
+
+def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
+    """JMSDestination, JMSDeliveryMode, JMSExpiration and JMSDeliveryTime of the message ``data``
+    encodes, once ``data`` is known to be what ``decode`` accepts: ``MessageFormatException``
+    exactly where ``decode`` raises one, with its reason.
+
+    For a broker that keeps and delivers the bytes as they are, at about a third of a decode: a
+    message in the shape most messages have (no body, a text or bytes body; a queue or topic;
+    ASCII strings; no JMSX property, no correlation ID bytes, no JMSReplyTo) is checked in one
+    pass with no object built but its destination. Any other input -- including every invalid
+    one -- is decoded, so the answer and every error are ``decode``'s."""
+    if type(data) is not bytes:
+        return _facts_by_decoding(data)
+    size = len(data)
+    if size < _FIXED.size:
+        return _facts_by_decoding(data)
+    (
+        magic,
+        version,
+        body_tag,
+        delivery_mode,
+        priority,
+        redelivered,
+        bits,
+        destination_kind,
+        reply_to_kind,
+        _,
+        expiration,
+        delivery_time,
+        property_count,
+    ) = _FIXED.unpack_from(data)
+    if (
+        magic != _MAGIC
+        or version != FORMAT_VERSION
+        or body_tag > 2  # a map, stream or object body holds values of its own
+        or delivery_mode not in (1, 2)
+        or priority > 9
+        or redelivered > 1
+        or bits & ~_FAST_BITS
+        or not bits & _HAS_DESTINATION
+        or destination_kind > 1  # a temporary destination
+        or reply_to_kind != _NO_DESTINATION
+        or (bits & _HAS_TEXT and body_tag != 1)
+    ):
+        return _facts_by_decoding(data)
+    header_strings = (bits & _STRING_BITS).bit_count()
+    lengths_struct = _lengths_struct(header_strings + property_count)
+    offset = _FIXED.size + lengths_struct.size
+    if property_count > size or offset > size:
+        return _facts_by_decoding(data)
+    lengths = lengths_struct.unpack_from(data, _FIXED.size)
+    strings_end = offset + sum(lengths)
+    if strings_end > size or not data[offset:strings_end].isascii():
+        return _facts_by_decoding(data)
+    at = offset + sum(lengths[: (bits & _IDENTITY_BITS).bit_count()])
+    name_length = lengths[(bits & _IDENTITY_BITS).bit_count()]
+    if not name_length:
+        return _facts_by_decoding(data)
+    destination = _fast_destination(destination_kind, data[at : at + name_length])
+    offset = strings_end
+    if property_count:
+        names_start = strings_end - sum(lengths[header_strings:])
+        if not _fast_names(data[names_start:strings_end], lengths[header_strings:]):
+            return _facts_by_decoding(data)
+        plan = _values_plan(data[offset : offset + property_count], False)
+        offset += property_count
+        if isinstance(plan, str) or offset > size:
+            return _facts_by_decoding(data)
+        shape = _columns_shape(plan)
+        if offset + shape.columns.size > size:
+            return _facts_by_decoding(data)
+        columns = shape.columns.unpack_from(data, offset)
+        offset += shape.columns.size
+        for column, low, high in shape.ranges:
+            if not low <= columns[column] <= high:
+                return _facts_by_decoding(data)
+        for column in shape.floats:
+            raw = columns[column]
+            if round_to_float32(raw) != raw and not math.isnan(raw):
+                return _facts_by_decoding(data)
+        blobs_end = offset + sum(columns[plan.lengths_at :])
+        if blobs_end > size or not data[offset:blobs_end].isascii():
+            return _facts_by_decoding(data)
+        offset = blobs_end
+    if body_tag == 2:
+        if offset + 4 > size:
+            return _facts_by_decoding(data)
+        offset += 4 + _U32.unpack_from(data, offset)[0]
+    if offset != size:
+        return _facts_by_decoding(data)
+    return EncodedFacts(destination, delivery_mode, expiration, delivery_time)
+
+
+# What ``check_encoded`` reads in one pass: the optional strings, a destination, a text body.
+_FAST_BITS: Final = (
+    _HAS_MESSAGE_ID | _HAS_CORRELATION_STR | _HAS_TYPE | _HAS_DESTINATION | _HAS_TEXT
+)
+# The strings before the destination's name among a message's strings.
+_IDENTITY_BITS: Final = _HAS_MESSAGE_ID | _HAS_CORRELATION_STR | _HAS_TYPE
+
+
+def _facts_by_decoding(data: bytes | bytearray | memoryview) -> EncodedFacts:
+    message = decode(data)
+    return EncodedFacts(
+        message._destination, message._delivery_mode, message._expiration, message._delivery_time
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _lengths_struct(count: int) -> struct.Struct:
+    return struct.Struct(f">{count}I")
+
+
+@functools.lru_cache(maxsize=1024)
+def _fast_destination(kind: int, name: bytes) -> Destination:
+    return _DESTINATION_CLASSES[kind](name.decode("ascii"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _fast_names(names: bytes, lengths: tuple[int, ...]) -> bool:
+    """Whether these (ASCII) property names are valid, distinct and none of them JMSX."""
+    text = names.decode("ascii")
+    bounds = itertools.pairwise(itertools.accumulate(lengths, initial=0))
+    split = tuple(text[start:end] for start, end in bounds)
+    error, jmsx_positions = _property_names_problem(split)
+    return error is None and not jmsx_positions and len(set(split)) == len(split)
+
+
+class _ColumnsShape(NamedTuple):
+    """How ``check_encoded`` checks a property plan's columns: their struct, the integer
+    columns with their ranges (a long's int64 needs none) and the float columns."""
+
+    columns: struct.Struct
+    ranges: tuple[tuple[int, int, int], ...]
+    floats: tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=2048)
+def _columns_shape(plan: _ValuesPlan) -> _ColumnsShape:
+    ranges = []
+    floats = []
+    for source, build in plan.steps:
+        bounds = _BUILDER_RANGES.get(build)
+        if bounds is not None:
+            ranges.append((source, *bounds))
+        elif build is _build_float:
+            floats.append(source)
+    return _ColumnsShape(struct.Struct(plan.layout), tuple(ranges), tuple(floats))
 
 
 def _decode_no_body(reader: _Reader, message: Any) -> None:

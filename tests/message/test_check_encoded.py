@@ -1,0 +1,159 @@
+"""``codec.check_encoded``: what a broker reads of bytes it keeps as they are, checked exactly as
+``decode`` checks them — the same acceptance and the same error for any input — while the shape
+most messages have is checked in one pass without decoding."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jms.errors import MessageFormatException
+from jms.message import BytesMessage, Message, Queue, TextMessage, Topic, codec
+from jms.message.codec import EncodedFacts, check_encoded, decode, encode
+from jms.types import Byte, Double, Float, Int, Long, Short
+from tests.strategies import messages, property_values_of
+
+_ascii = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
+_ascii_names = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,8}", fullmatch=True).filter(
+    lambda name: (
+        name.upper() not in {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN"}
+        and name.upper() not in {"LIKE", "IN", "IS", "ESCAPE"}
+        and not name.startswith("JMS")
+    )
+)
+
+
+@st.composite
+def _common_messages(draw: st.DrawFn) -> Message:
+    """Messages of the shape ``check_encoded`` reads in one pass (and some just outside it)."""
+    kind = draw(st.sampled_from(["message", "text", "bytes"]))
+    message: Any
+    if kind == "message":
+        message = Message()
+    elif kind == "text":
+        message = TextMessage(draw(st.none() | _ascii))
+    else:
+        message = BytesMessage()
+        message.write_bytes(draw(st.binary(max_size=64)))
+    destination = draw(st.sampled_from([Queue, Topic]))(draw(_ascii.filter(bool)))
+    message.set_jms_destination(destination)
+    message.set_jms_message_id(draw(st.none() | _ascii.map(lambda text: "ID:" + text)))
+    message.set_jms_correlation_id(draw(st.none() | _ascii))
+    message.set_jms_type(draw(st.none() | _ascii))
+    message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+    message.set_jms_priority(draw(st.integers(0, 9)))
+    message.set_jms_timestamp(draw(st.integers(0, 2**63 - 1)))
+    message.set_jms_expiration(draw(st.integers(0, 2**63 - 1)))
+    message.set_jms_delivery_time(draw(st.integers(0, 2**63 - 1)))
+    values = property_values_of(_ascii)
+    for name, value in draw(st.dictionaries(_ascii_names, values, max_size=6)).items():
+        message.set_object_property(name, value)
+    return message
+
+
+def _outcome(check: Any, data: bytes) -> tuple[str, object]:
+    try:
+        return "ok", check(data)
+    except MessageFormatException as error:
+        return "refused", str(error)
+
+
+def _decoded_facts(data: bytes) -> EncodedFacts:
+    message = decode(data)
+    return EncodedFacts(
+        message.get_jms_destination(),
+        message.get_jms_delivery_mode(),
+        message.get_jms_expiration(),
+        message.get_jms_delivery_time(),
+    )
+
+
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_common_messages(), messages()), st.data())
+def test_check_encoded_accepts_and_refuses_what_decode_does_with_the_same_reason(
+    message: Message, data: st.DataObject
+) -> None:
+    encoded = bytearray(encode(message))
+    for _ in range(data.draw(st.integers(0, 3))):
+        position = data.draw(st.integers(0, len(encoded) - 1))
+        encoded[position] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.sampled_from([None, None, None, -1, 1]))
+    if cut == -1:
+        del encoded[-data.draw(st.integers(1, len(encoded))) :]
+    elif cut == 1:
+        encoded += data.draw(st.binary(min_size=1, max_size=8))
+    assert _outcome(check_encoded, bytes(encoded)) == _outcome(_decoded_facts, bytes(encoded))
+
+
+def _without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(data: object) -> EncodedFacts:
+        raise AssertionError("check_encoded decoded a message of the common shape")
+
+    monkeypatch.setattr(codec, "_facts_by_decoding", refuse)
+
+
+def test_the_common_shape_is_checked_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    message = TextMessage("x" * 1024)
+    message.set_jms_destination(Queue("orders"))
+    message.set_jms_message_id("ID:a-1")
+    message.set_jms_correlation_id("c")
+    message.set_jms_type("car")
+    for name, value in {
+        "n": Long(7),
+        "region": "eu",
+        "urgent": True,
+        "b": Byte(-1),
+        "s": Short(300),
+        "i": Int(-5),
+        "f": Float(1.5),
+        "d": Double(0.1),
+    }.items():
+        message.set_object_property(name, value)
+    encoded = encode(message)
+    _without_decoding(monkeypatch)
+    assert check_encoded(encoded) == EncodedFacts(Queue("orders"), 2, 0, 0)
+    data = BytesMessage()
+    data.write_bytes(b"\x00\xff" * 40)
+    data.set_jms_destination(Topic("prices"))
+    assert check_encoded(encode(data)).destination == Topic("prices")
+
+
+def _int_property_message() -> bytes:
+    message = TextMessage("t")
+    message.set_jms_destination(Queue("q"))
+    message.set_int_property("i", Int(1))
+    return encode(message)
+
+
+def test_a_forged_value_in_the_common_shape_gets_decodes_refusal() -> None:
+    """Bytes in the common shape whose values no setter could have made: an int property out of
+    range, a float that is not 32-bit, a string that is not UTF-8."""
+    encoded = _int_property_message()
+    at = encoded.rindex(struct.pack(">q", 1))
+    forged = encoded[:at] + struct.pack(">q", 2**40) + encoded[at + 8 :]
+    with pytest.raises(MessageFormatException, match="1099511627776 is out of range for Int"):
+        check_encoded(forged)
+
+    message = TextMessage("t")
+    message.set_jms_destination(Queue("q"))
+    message.set_float_property("f", Float(1.5))
+    encoded = encode(message)
+    at = encoded.rindex(struct.pack(">d", 1.5))
+    forged = encoded[:at] + struct.pack(">d", 0.1) + encoded[at + 8 :]
+    with pytest.raises(MessageFormatException, match="is not a 32-bit float"):
+        check_encoded(forged)
+
+    message = TextMessage("t")
+    message.set_jms_destination(Queue("q"))
+    message.set_string_property("s", "ab")
+    forged = encode(message).replace(b"ab", b"a\xff")
+    with pytest.raises(
+        MessageFormatException, match="property values: 'utf-8' codec can't decode byte 0xff"
+    ):
+        check_encoded(forged)
+    with pytest.raises(MessageFormatException, match="decode takes bytes, got str"):
+        check_encoded("not bytes")  # type: ignore[arg-type]
