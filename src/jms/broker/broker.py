@@ -104,6 +104,7 @@ from jms.message import (
     Topic,
 )
 from jms.message.codec import (
+    check_encoded,
     decode,
     encode_redelivered,
     header_times,
@@ -179,6 +180,12 @@ DEAD_LETTER_REASON = "JMS_jms_DeadLetterReason"
 def wall_clock_ms() -> int:
     """Milliseconds since the epoch: the unit of JMSTimestamp, JMSExpiration, JMSDeliveryTime."""
     return time.time_ns() // 1_000_000
+
+
+def _published_times(now: int, expiration: int, delivery_time: int) -> tuple[int, int]:
+    """(JMSExpiration, JMSDeliveryTime) of a staged message published now: as its own, but not
+    before now (an expiration already past would expire it unseen)."""
+    return (0 if expiration == 0 else max(now + 1, expiration)), max(now, delivery_time)
 
 
 def _await(barrier: Completion) -> None:
@@ -1038,40 +1045,38 @@ class Broker:
         check_stage_request(queue, encoded)
         now = self._clock()
         prefix = f"ID:{self._instance}-s{next(self._ids)}:"
-        messages: list[Message] = []
-        stamped: list[bytes] = []
+        staged: list[tuple[bytes, Destination, bool, int]] = []
         for index, item in enumerate(encoded):
             try:
-                message = decode(item)
+                facts = check_encoded(item)
             except MessageFormatException as error:
                 raise MessageFormatException(
                     f"staged message {index} is not a message: {error.reason}",
                     linked_exception=error,
                 ) from None
-            if not isinstance(message._destination, Queue | Topic):
+            destination = facts.destination
+            if not isinstance(destination, Queue | Topic):
                 raise InvalidDestinationException(
-                    f"staged message {index} has JMSDestination {message._destination!r}: a "
+                    f"staged message {index} has JMSDestination {destination!r}: a "
                     "staged message names the queue or topic it is published to"
                 )
-            message_id = f"{prefix}{index + 1}"
-            self._stamp_published(message, now, message_id)
-            stamped.append(
-                restamped(
-                    item,
-                    message_id=message_id,
-                    timestamp=now,
-                    expiration=message._expiration,
-                    delivery_time=message._delivery_time,
-                )
+            expiration, delivery_time = _published_times(now, facts.expiration, facts.delivery_time)
+            data = restamped(
+                item,
+                message_id=f"{prefix}{index + 1}",
+                timestamp=now,
+                expiration=expiration,
+                delivery_time=delivery_time,
             )
-            messages.append(message)
+            persistent = facts.delivery_mode == DeliveryMode.PERSISTENT
+            staged.append((data, destination, persistent, delivery_time))
         with self._lock:
             connection = self._connection(connection_id)
             state = self._queue_destination(queue)
             self._check_owner(connection, state)
             held = state.queue
             if state.policy.max_backlog is not None:
-                self._check_room([(state, [held])] * len(messages))
+                self._check_room([(state, [held])] * len(staged))
             assert held.store_key is not None  # a staging queue is permanent
             runs = self._staged_runs.setdefault(state.text, [])
             lowest = [seq for seq in (held.first_paged(), min(held.entries, default=None)) if seq]
@@ -1080,13 +1085,15 @@ class Broker:
                 runs.pop(0)  # consumed meanwhile (acknowledge_through, purge)
             work = _Work(now)
             first = state.last_seq + 1
-            state.last_seq += len(messages) - 1
+            state.last_seq += len(staged) - 1
             last = self._next_seq(state)  # the request's numbers reserved at once when due
             keys = (held.store_key,)
-            for seq, message, data in zip(range(first, last + 1), messages, stamped, strict=True):
-                work.operations.append(AppendMessage(state.text, seq, message, keys, data))
-                add_to_runs(runs, seq, message)
-            held.page_out_run(first, len(messages), max(m._delivery_time for m in messages))
+            for seq, (data, destination, persistent, delivery_time) in zip(
+                range(first, last + 1), staged, strict=True
+            ):
+                work.operations.append(AppendMessage(state.text, seq, None, keys, data))
+                add_to_runs(runs, seq, destination, persistent, delivery_time)
+            held.page_out_run(first, len(staged), max(due for *_, due in staged))
             completion = self._finish(work)
         completion.wait()
         return StagedRange(queue, first, last)
@@ -1206,7 +1213,13 @@ class Broker:
                 for stored in page:
                     message = decode(stored.data)
                     if runs[index] is None:
-                        add_to_runs(recovered, stored.seq, message)
+                        add_to_runs(
+                            recovered,
+                            stored.seq,
+                            message._destination,
+                            message._delivery_mode == DeliveryMode.PERSISTENT,
+                            message._delivery_time,
+                        )
                         if recovered[-1].moves:
                             continue  # moved, not sent again: not kept
                     found[stored.seq] = (message, stored.data)
@@ -1361,9 +1374,9 @@ class Broker:
     @staticmethod
     def _stamp_published(message: Message, now: int, message_id: str) -> None:
         """Stamp a staged message as a producer sending it now with its own headers would."""
-        expiration = message._expiration
-        message._expiration = 0 if expiration == 0 else max(now + 1, expiration)
-        message._delivery_time = max(now, message._delivery_time)
+        message._expiration, message._delivery_time = _published_times(
+            now, message._expiration, message._delivery_time
+        )
         message._timestamp = now
         message._message_id = message_id
         message._redelivered = False

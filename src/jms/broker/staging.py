@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from jms.message import DeliveryMode, Destination, Message, Queue, TemporaryQueue
+from jms.message import Destination, Queue, TemporaryQueue
 
 __all__ = [
     "MARKER_BATCH",
@@ -125,12 +125,12 @@ class StagedRun:
         )
 
 
-def add_to_runs(runs: list[StagedRun], seq: int, message: Message) -> None:
-    """Count the staged message ``message``, numbered ``seq`` (above those counted before), in
-    ``runs``: the last run grows if ``seq`` follows it with the same destination and mode."""
-    destination = message._destination
-    assert destination is not None
-    persistent = message._delivery_mode == DeliveryMode.PERSISTENT
+def add_to_runs(
+    runs: list[StagedRun], seq: int, destination: Destination, persistent: bool, due: int
+) -> None:
+    """Count the staged message numbered ``seq`` (above those counted before), for
+    ``destination``, of that delivery mode and JMSDeliveryTime ``due``, in ``runs``: the last
+    run grows if ``seq`` follows it with the same destination and mode."""
     if runs:
         last = runs[-1]
         if (
@@ -139,9 +139,9 @@ def add_to_runs(runs: list[StagedRun], seq: int, message: Message) -> None:
             and last.destination == destination
         ):
             last.last_seq = seq
-            last.due_by = max(last.due_by, message._delivery_time)
+            last.due_by = max(last.due_by, due)
             return
-    runs.append(StagedRun(seq, seq, destination, persistent, message._delivery_time))
+    runs.append(StagedRun(seq, seq, destination, persistent, due))
 
 
 def check_stage_request(queue: object, encoded: Sequence[object]) -> None:

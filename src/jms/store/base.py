@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from jms.message import Message
-from jms.message.codec import header_times
+from jms.message.codec import encode, header_times
 
 __all__ = [
     "DONE",
@@ -110,15 +110,28 @@ class AppendMessage:
     """Log ``message`` as ``(log, seq)`` and add an entry for it to each of ``queues``.
 
     The store may keep ``message`` itself: the broker never changes it after submitting.
-    ``encoded``, when given, is ``jms.message.codec.encode(message)`` already made (a published
-    staged message's): a store that keeps encodings keeps it instead of encoding again.
+    ``encoded``, when given, is ``jms.message.codec.encode(message)`` already made: a store that
+    keeps encodings keeps it instead of encoding again. A staged message comes as its encoding
+    only (``message`` None; the broker checked it without decoding it): a store that keeps
+    messages decodes it.
     """
 
     log: str
     seq: int
-    message: Message
+    message: Message | None
     queues: tuple[str, ...]
     encoded: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if self.message is None and self.encoded is None:
+            raise ValueError(f"appending {self.log} {self.seq} needs the message or its encoding")
+
+    def encoding(self) -> bytes:
+        """The message's ``jms.message.codec`` encoding: ``encoded``, or made now."""
+        if self.encoded is not None:
+            return self.encoded
+        assert self.message is not None
+        return encode(self.message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from jms.errors import IllegalStateException
 from jms.message import Message
-from jms.message.codec import encode
+from jms.message.codec import decode, encode
 from jms.store.base import (
     DONE,
     AddDestination,
@@ -189,9 +189,11 @@ class MemoryStore(MessageStore):
             self._last_sequences[operation.log] = operation.seq
             if operation.queues:
                 key = (operation.log, operation.seq)
-                self._messages[key] = _LoggedMessage(
-                    operation.log, operation.message, len(operation.queues)
-                )
+                message = operation.message
+                if message is None:
+                    assert operation.encoded is not None
+                    message = decode(operation.encoded)
+                self._messages[key] = _LoggedMessage(operation.log, message, len(operation.queues))
                 for queue in operation.queues:
                     self._entries.setdefault(queue, {})[operation.seq] = _Entry(
                         operation.log, 0, operation.seq

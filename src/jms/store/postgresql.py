@@ -48,7 +48,7 @@ import psycopg
 import psycopg.errors
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
-from jms.message.codec import HEADER_TIMES_AT, decode, encode, with_redelivered
+from jms.message.codec import HEADER_TIMES_AT, decode, with_redelivered
 from jms.store.base import (
     AddDestination,
     AppendMessage,
@@ -779,7 +779,7 @@ class _GroupWrites:
                 "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::integer[], %s::bytea[])",
                 _columns(
                     [
-                        (log, seq, references, append.encoded or encode(append.message))
+                        (log, seq, references, append.encoding())
                         for (log, seq), (references, append) in self._messages.items()
                     ],
                     4,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from jms.errors import IllegalStateException, JMSException, ResourceAllocationException
-from jms.message.codec import HEADER_TIMES_AT, decode, encode
+from jms.message.codec import HEADER_TIMES_AT, decode
 from jms.store import integrity
 from jms.store.base import (
     AddDestination,
@@ -527,7 +527,7 @@ class SQLiteStore(MessageStore):
                         operation.log,
                         operation.seq,
                         len(operation.queues),
-                        operation.encoded or encode(operation.message),
+                        operation.encoding(),
                     ),
                 )
                 self._writer.executemany(
@@ -782,7 +782,7 @@ class _CoalescedWrites:
             executemany(
                 "INSERT INTO messages (log, seq, refs, data) VALUES (?, ?, ?, ?)",
                 [
-                    (log, seq, references, append.encoded or encode(append.message))
+                    (log, seq, references, append.encoding())
                     for log, seq, references, append in self._messages.values()
                 ],
             )
