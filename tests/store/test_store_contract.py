@@ -66,6 +66,17 @@ def test_append_then_read_in_sequence_order(store: MessageStore) -> None:
     assert [e.seq for e in store.read_entries("queue://q", 1, None, 2)] == [1, 2]
 
 
+def test_a_message_appended_as_its_encoding_only_reads_back_as_it(store: MessageStore) -> None:
+    """A staged message reaches the store as its encoding only (the broker checked it without
+    decoding it): every store reads it back as that message, and as those bytes."""
+    data = encode(_message("staged"))
+    store.submit([AppendMessage("queue://s", 1, None, ("queue://s",), data)]).wait()
+    assert _texts(store, "queue://s") == ["staged"]
+    assert [entry.data for entry in store.read_encoded_entries("queue://s", 1, None, 10)] == [data]
+    with pytest.raises(ValueError, match="appending queue://s 2 needs the message or its encoding"):
+        AppendMessage("queue://s", 2, None, ("queue://s",))
+
+
 def test_entries_keep_message_and_delivery_count(store: MessageStore) -> None:
     message = _message("x")
     message.set_int_property("weight", 3000)
