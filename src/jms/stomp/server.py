@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from jms.broker import (
     DEFAULT_BROWSE_PAGE,
@@ -474,7 +474,8 @@ class _ClientConnection(asyncio.Protocol):
     # -- asyncio.Protocol ----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
+        # A stream transport; uvloop's is one without deriving from asyncio.Transport.
+        transport = cast(asyncio.Transport, transport)
         self._transport = transport
         transport.set_write_buffer_limits(high=_HIGH_WATER)
         peer = transport.get_extra_info("peername")
@@ -607,7 +608,8 @@ class _ClientConnection(asyncio.Protocol):
             if not self._closing:
                 self._refuse(frame, frame.header("receipt"), error)
             return
-        self._track(completions)
+        if completions:  # none for a SEND, whose store work is done with its read's others
+            self._track(completions)
         if self._answers_later:  # its RECEIPT comes later (a SEND in _batch, publish-staged)
             return
         receipt = frame.header("receipt")
