@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from jms.broker import (
     DEFAULT_BROWSE_PAGE,
@@ -474,8 +474,7 @@ class _ClientConnection(asyncio.Protocol):
     # -- asyncio.Protocol ----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # A stream transport; uvloop's is one without deriving from asyncio.Transport.
-        transport = cast(asyncio.Transport, transport)
+        assert isinstance(transport, asyncio.Transport)
         self._transport = transport
         transport.set_write_buffer_limits(high=_HIGH_WATER)
         peer = transport.get_extra_info("peername")

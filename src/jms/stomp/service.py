@@ -47,11 +47,6 @@ from jms.store import MemoryStore, MessageStore
 from jms.store.location import describe_store, is_postgresql_url, open_store, postgresql_module
 from jms.web import HttpServer
 
-try:
-    import uvloop
-except ImportError:  # a dependency on Linux only
-    uvloop = None
-
 __all__ = [
     "BROKER_GC_THRESHOLD",
     "DEFAULT_STORE",
@@ -488,9 +483,7 @@ def tune_garbage_collector() -> None:
 
 def run(options: BrokerOptions, announce: Callable[[str], None] = print) -> None:
     """Run until SIGTERM or SIGINT (see ``serve``), in a process tuned as a broker
-    (``tune_garbage_collector``) on uvloop's event loop where it is installed (on Linux, a
-    dependency): its sockets, transports and callbacks cost the broker's one busy thread less
-    CPU per message than asyncio's own loop."""
+    (``tune_garbage_collector``)."""
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -500,10 +493,7 @@ def run(options: BrokerOptions, announce: Callable[[str], None] = print) -> None
         await serve(options, stop, announce)
 
     tune_garbage_collector()
-    with asyncio.Runner(
-        loop_factory=uvloop.new_event_loop if uvloop is not None else None
-    ) as runner:
-        runner.run(main())
+    asyncio.run(main())
 
 
 _T = TypeVar("_T")
