@@ -1097,7 +1097,7 @@ class _ClientConnection(asyncio.Protocol):
                     subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
         self._counters.messages_delivered += len(chunks)
-        self._write(b"".join(chunks))
+        self._write_parts(chunks)  # joined with the rest of this turn's output, once
         broker_id = self._broker_id
         assert broker_id is not None
         if returned:
