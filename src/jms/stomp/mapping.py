@@ -397,16 +397,14 @@ class MessageFrames:
             destination_line = self._destination_line
         else:
             destination_line = f"destination:{escape_header(destination_name, version)}\n"
+        ack_line = "" if ack is None else f"ack:{ack}\n"
+        # The headers every frame has, in one string: one piece to build and join, not three.
         lines = [
             f"{self._start}message-id:{escape_header(message_id, version)}\n{destination_line}"
-        ]
-        if ack is not None:
-            lines.append(f"ack:{ack}\n")
-        lines.append(
-            f"{kind}{_PERSISTENT_LINE if message._delivery_mode == _PERSISTENT else ''}"
+            f"{ack_line}{kind}{_PERSISTENT_LINE if message._delivery_mode == _PERSISTENT else ''}"
             f"priority:{message._priority}\nexpires:{message._expiration}\n"
             f"timestamp:{message._timestamp}\n"
-        )
+        ]
         if message._redelivered:
             lines.append("redelivered:true\n")
         if message._correlation_id is not None:

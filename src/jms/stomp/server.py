@@ -607,7 +607,8 @@ class _ClientConnection(asyncio.Protocol):
             if not self._closing:
                 self._refuse(frame, frame.header("receipt"), error)
             return
-        self._track(completions)
+        if completions:  # none for a SEND, whose store work is done with its read's others
+            self._track(completions)
         if self._answers_later:  # its RECEIPT comes later (a SEND in _batch, publish-staged)
             return
         receipt = frame.header("receipt")
@@ -1096,7 +1097,7 @@ class _ClientConnection(asyncio.Protocol):
                     subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
         self._counters.messages_delivered += len(chunks)
-        self._write(b"".join(chunks))
+        self._write_parts(chunks)  # joined with the rest of this turn's output, once
         broker_id = self._broker_id
         assert broker_id is not None
         if returned:
