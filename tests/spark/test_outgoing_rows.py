@@ -159,6 +159,46 @@ def test_a_message_schema_row_read_by_column_is_refused_as_from_rows_refuses_it(
     assert reason in str(columnar.value)
 
 
+def _value(type_name: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "type": type_name,
+        "boolean": None,
+        "long": None,
+        "double": None,
+        "string": None,
+    } | fields
+
+
+@pytest.mark.parametrize(
+    ("properties", "reason"),
+    [
+        ([("n", _value("long", long=3, string="x"))], "only its 'long' field may be set"),
+        ([("n", _value("long", string="3"))], "only its 'long' field may be set, but 'string'"),
+        ([("n", _value("long"))], "its 'long' field is null"),
+        ([("n", _value("char", string="c"))], "properties['n'].type is 'char'"),
+        ([("n", _value("int", long=2**40))], "out of range"),
+        ([("n", _value("boolean", boolean=True)), ("n2", None)], "n2"),
+        ([("JMSXGroupSeq", _value("long", long=3))], "JMSXGroupSeq"),
+        ([("bad name", _value("long", long=3))], "bad name"),
+    ],
+)
+def test_a_property_read_by_column_is_refused_as_from_rows_refuses_it(
+    properties: list[tuple[str, Any]], reason: str
+) -> None:
+    first = TextMessage("t")
+    first.set_jms_destination(Queue("out"))
+    first.set_long_property("n", 1)
+    rows = to_arrow([first, first._copy()]).to_pylist()
+    rows[1]["properties"] = properties
+    batch = pa.RecordBatch.from_pylist(rows, schema=MESSAGE_ARROW_SCHEMA)
+    with pytest.raises(MessageFormatException, match="row 1") as columnar:
+        from_arrow(batch)
+    with pytest.raises(MessageFormatException) as general:
+        from_rows(rows)
+    assert str(columnar.value) == str(general.value)
+    assert reason in str(columnar.value)
+
+
 def test_text_and_bytes_rows_never_go_through_from_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     def general(rows: object) -> None:
         raise AssertionError("from_rows was used")

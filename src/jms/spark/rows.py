@@ -13,6 +13,7 @@ This module reads messages and never changes one: a BytesMessage being written i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -407,8 +408,38 @@ def from_arrow(batch: pa.RecordBatch) -> list[Message]:
         return from_rows(batch.to_pylist())
 
 
+def _property_values(properties: pa.Array) -> tuple[list[int], list[str], list[Any]]:
+    """The ``properties`` column as (offsets, names, Java-typed values), each value checked as
+    ``_typed`` checks it, read field by field rather than as a dict per value."""
+    if properties.null_count or not isinstance(properties, pa.MapArray):
+        raise _NotSimple
+    records = properties.items
+    if records.null_count:
+        raise _NotSimple
+    fields = [name for name in PROPERTY_VALUE.names if name != "type"]
+    # Each record sets the one field of its type (checked below); any more set is a row
+    # ``from_rows`` refuses, naming it.
+    if sum(len(records) - records.field(name).null_count for name in fields) != len(records):
+        raise _NotSimple
+    contents = {name: records.field(name).to_pylist() for name in fields}
+    values = []
+    for index, type_name in enumerate(records.field("type").to_pylist()):
+        if type_name not in _PROPERTY_TYPES:
+            raise _NotSimple
+        value = contents[VALUE_FIELD_OF_TYPE[type_name]][index]
+        if value is None:
+            raise _NotSimple
+        values.append(_JAVA_VALUE[type_name](value, "a property value"))
+    return properties.offsets.to_pylist(), properties.keys.to_pylist(), values
+
+
 def _from_columns(batch: pa.RecordBatch) -> list[Message]:
-    column = {name: batch.column(name).to_pylist() for name in MESSAGE_SCHEMA.names}
+    column = {
+        name: batch.column(name).to_pylist()
+        for name in MESSAGE_SCHEMA.names
+        if name != "properties"
+    }
+    offsets, property_names, property_values = _property_values(batch.column("properties"))
     body_types = column["body_type"]
     if not _FAST_BODIES.issuperset(body_types):
         raise _NotSimple
@@ -437,7 +468,7 @@ def _from_columns(batch: pa.RecordBatch) -> list[Message]:
         column["delivery_time"],
         column["redelivered"],
         column["type"],
-        column["properties"],
+        itertools.pairwise(offsets),
         column["delivery_count"],
         strict=True,
     )
@@ -456,7 +487,7 @@ def _from_columns(batch: pa.RecordBatch) -> list[Message]:
         delivery_time,
         redelivered,
         jms_type,
-        properties,
+        (first_property, end_property),
         delivery_count,
     ) in rows:
         if (
@@ -467,7 +498,6 @@ def _from_columns(batch: pa.RecordBatch) -> list[Message]:
             or type(priority) is not int
             or not 0 <= priority <= 9
             or mode_name not in _DELIVERY_MODES
-            or properties is None
             or (body_type != "text" and text is not None)
             or (body_type != "bytes" and data is not None)
         ):
@@ -493,10 +523,13 @@ def _from_columns(batch: pa.RecordBatch) -> list[Message]:
         message._redelivered = redelivered
         message._type = jms_type
         held = message._properties
-        for name, record in properties:
-            if record is None or name == _DELIVERY_COUNT:
+        for name, typed in zip(
+            property_names[first_property:end_property],
+            property_values[first_property:end_property],
+            strict=True,
+        ):
+            if name == _DELIVERY_COUNT:
                 raise _NotSimple
-            typed = _typed(record, name, PROPERTY_VALUE, _PROPERTY_TYPES)
             if name in JMSX_PROPERTY_TYPES:
                 message.set_object_property(name, typed)  # its type is checked too
                 continue
