@@ -8,6 +8,8 @@ tests, over a small pool of identifiers so that comparisons meet values of every
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 from jms.message import (
@@ -187,3 +189,15 @@ def selector_messages(draw: st.DrawFn, properties: tuple[str, ...] = DYNAMIC_PRO
     if draw(st.booleans()):
         message.set_object_property("JMSXDeliveryCount", draw(st.sampled_from(EDGE_NUMBERS[:9])))
     return message
+
+
+def value_record(type_name: str, **fields: Any) -> dict[str, Any]:
+    """A ``PROPERTY_VALUE`` struct as a row holds it: ``type_name`` and the given fields set."""
+    return {
+        "type": type_name,
+        "boolean": None,
+        "long": None,
+        "double": None,
+        "string": None,
+        **fields,
+    }

@@ -22,7 +22,7 @@ from jms.message import (
 )
 from jms.spark import MESSAGE_SCHEMA, from_rows, to_arrow, to_dataframe
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
-from tests.spark.spark_strategies import spark_messages
+from tests.spark.spark_strategies import spark_messages, value_record
 from tests.strategies import message_fingerprint
 
 
@@ -164,20 +164,9 @@ def _good_row() -> dict[str, Any]:
     return row
 
 
-def _value(type_name: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "type": type_name,
-        "boolean": None,
-        "long": None,
-        "double": None,
-        "string": None,
-        **fields,
-    }
-
-
 def test_a_float_written_by_hand_is_rounded_like_javas_cast() -> None:
     row = _good_row()
-    row["properties"] = [("ratio", _value("float", double=0.1))]
+    row["properties"] = [("ratio", value_record("float", double=0.1))]
     [message] = from_rows([row])
     assert message.get_object_property("ratio") == Float(0.1) != 0.1
 
@@ -199,38 +188,41 @@ def test_a_row_must_be_a_row_or_a_mapping() -> None:
         (lambda row: row.update(text="stray"), "a 'map' message has no 'text' body"),
         (lambda row: row.update(properties=None), "properties is null"),
         (
-            lambda row: row.update(properties=[("n", _value("byte", long=300))]),
+            lambda row: row.update(properties=[("n", value_record("byte", long=300))]),
             "properties['n'].long: 300 is out of range for a Java byte",
         ),
         (
-            lambda row: row.update(properties=[("n", _value("int", long=1, string="1"))]),
+            lambda row: row.update(properties=[("n", value_record("int", long=1, string="1"))]),
             "is a int, so only its 'long' field may be set, but 'string' is '1'",
         ),
         (
-            lambda row: row.update(properties=[("n", _value("float"))]),
+            lambda row: row.update(properties=[("n", value_record("float"))]),
             "properties['n'] is a float but its 'double' field is null",
         ),
         (
-            lambda row: row.update(properties=[("n", _value("char", string="x"))]),
+            lambda row: row.update(properties=[("n", value_record("char", string="x"))]),
             "properties['n'].type is 'char'",
         ),
         (
-            lambda row: row.update(properties=[("n", _value("double", double=1))]),
+            lambda row: row.update(properties=[("n", value_record("double", double=1))]),
             "properties['n'].double should be a float, got int 1",
         ),
         (
-            lambda row: row.update(properties=[("JMSXDeliveryCount", _value("int", long=1))]),
+            lambda row: row.update(properties=[("JMSXDeliveryCount", value_record("int", long=1))]),
             "JMSXDeliveryCount belongs in the delivery_count column",
         ),
         (
-            lambda row: row.update(properties=[("1st", _value("int", long=1))]),
+            lambda row: row.update(properties=[("1st", value_record("int", long=1))]),
             "is not a selector identifier",
         ),
         (
             lambda row: row.update(correlation_id_bytes=b"ab", correlation_id="xy"),
             "correlation_id must be the UTF-8 decoding of correlation_id_bytes",
         ),
-        (lambda row: row.update(map=[("", {**_value("int", long=1), "bytes": None})]), "name"),
+        (
+            lambda row: row.update(map=[("", {**value_record("int", long=1), "bytes": None})]),
+            "name",
+        ),
         (lambda row: row.update(map=42), "map should be a map, got int 42"),
     ],
 )

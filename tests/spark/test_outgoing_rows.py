@@ -30,7 +30,7 @@ from jms.message import BytesMessage, DeliveryMode, Message, Queue, TextMessage
 from jms.message.codec import encode
 from jms.spark.outgoing import OutgoingRows
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_arrow, from_rows, to_arrow
-from tests.spark.spark_strategies import spark_messages
+from tests.spark.spark_strategies import spark_messages, value_record
 
 # (column, Spark type, Arrow type, setter, values)
 _PROPERTIES: list[tuple[str, DataType, pa.DataType, str, st.SearchStrategy[Any]]] = [
@@ -132,6 +132,18 @@ def test_message_schema_rows_read_by_column_are_the_messages_from_rows_makes(
     assert [encode(m) for m in from_arrow(rows)] == [encode(m) for m in from_rows(rows.to_pylist())]
 
 
+def _refused_as_from_rows_refuses(rows: list[dict[str, Any]], reason: str) -> None:
+    """``from_arrow`` refuses the batch of ``rows`` with ``from_rows``' own error, naming row 1
+    and saying ``reason``."""
+    batch = pa.RecordBatch.from_pylist(rows, schema=MESSAGE_ARROW_SCHEMA)
+    with pytest.raises(MessageFormatException, match="row 1") as columnar:
+        from_arrow(batch)
+    with pytest.raises(MessageFormatException) as general:
+        from_rows(rows)
+    assert str(columnar.value) == str(general.value)
+    assert reason in str(columnar.value)
+
+
 @pytest.mark.parametrize(
     ("column", "value", "reason"),
     [
@@ -150,36 +162,23 @@ def test_a_message_schema_row_read_by_column_is_refused_as_from_rows_refuses_it(
     second = first._copy()
     rows = to_arrow([first, second]).to_pylist()
     rows[1][column] = value
-    batch = pa.RecordBatch.from_pylist(rows, schema=MESSAGE_ARROW_SCHEMA)
-    with pytest.raises(MessageFormatException, match="row 1") as columnar:
-        from_arrow(batch)
-    with pytest.raises(MessageFormatException) as general:
-        from_rows(rows)
-    assert str(columnar.value) == str(general.value)
-    assert reason in str(columnar.value)
-
-
-def _value(type_name: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "type": type_name,
-        "boolean": None,
-        "long": None,
-        "double": None,
-        "string": None,
-    } | fields
+    _refused_as_from_rows_refuses(rows, reason)
 
 
 @pytest.mark.parametrize(
     ("properties", "reason"),
     [
-        ([("n", _value("long", long=3, string="x"))], "only its 'long' field may be set"),
-        ([("n", _value("long", string="3"))], "only its 'long' field may be set, but 'string'"),
-        ([("n", _value("long"))], "its 'long' field is null"),
-        ([("n", _value("char", string="c"))], "properties['n'].type is 'char'"),
-        ([("n", _value("int", long=2**40))], "out of range"),
-        ([("n", _value("boolean", boolean=True)), ("n2", None)], "n2"),
-        ([("JMSXGroupSeq", _value("long", long=3))], "JMSXGroupSeq"),
-        ([("bad name", _value("long", long=3))], "bad name"),
+        ([("n", value_record("long", long=3, string="x"))], "only its 'long' field may be set"),
+        (
+            [("n", value_record("long", string="3"))],
+            "only its 'long' field may be set, but 'string'",
+        ),
+        ([("n", value_record("long"))], "its 'long' field is null"),
+        ([("n", value_record("char", string="c"))], "properties['n'].type is 'char'"),
+        ([("n", value_record("int", long=2**40))], "out of range"),
+        ([("n", value_record("boolean", boolean=True)), ("n2", None)], "n2"),
+        ([("JMSXGroupSeq", value_record("long", long=3))], "JMSXGroupSeq"),
+        ([("bad name", value_record("long", long=3))], "bad name"),
     ],
 )
 def test_a_property_read_by_column_is_refused_as_from_rows_refuses_it(
@@ -190,13 +189,7 @@ def test_a_property_read_by_column_is_refused_as_from_rows_refuses_it(
     first.set_long_property("n", 1)
     rows = to_arrow([first, first._copy()]).to_pylist()
     rows[1]["properties"] = properties
-    batch = pa.RecordBatch.from_pylist(rows, schema=MESSAGE_ARROW_SCHEMA)
-    with pytest.raises(MessageFormatException, match="row 1") as columnar:
-        from_arrow(batch)
-    with pytest.raises(MessageFormatException) as general:
-        from_rows(rows)
-    assert str(columnar.value) == str(general.value)
-    assert reason in str(columnar.value)
+    _refused_as_from_rows_refuses(rows, reason)
 
 
 def test_text_and_bytes_rows_never_go_through_from_rows(monkeypatch: pytest.MonkeyPatch) -> None:
