@@ -8,20 +8,33 @@ URL; ``open_broker(url, ...)`` opens one with settings (what a broker process do
 ``jms.broker.staging`` defines the parts of ``Broker.stage_encoded`` and ``Broker.publish_staged``.
 """
 
-from jms.broker.broker import (
-    DEAD_LETTER_REASON,
-    DEFAULT_BROWSE_PAGE,
-    ORIGINAL_DESTINATION,
-    Broker,
-    wall_clock_ms,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from jms.broker.consumer import DEFAULT_PREFETCH, ConsumerSpec, DeliverySink
-from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
+from jms.broker.delivery import DEFAULT_BROWSE_PAGE, BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.policy import DEAD_LETTER_PREFIX, DEFAULT_MEMORY_WINDOW, DestinationPolicy
 from jms.broker.registry import close_embedded_broker, embedded_broker, open_broker
 from jms.broker.staging import MARKER_BATCH, BatchMarker, StagedRange
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import SubscriptionName
+from jms.broker.timer import wall_clock_ms
+
+if TYPE_CHECKING:
+    from jms.broker.broker import DEAD_LETTER_REASON, ORIGINAL_DESTINATION, Broker
+
+# The engine is imported when first named: a client (a Spark task, the Python process Spark
+# starts for each streaming query) reaches a broker over STOMP and needs only the values above.
+_ENGINE = frozenset({"Broker", "DEAD_LETTER_REASON", "ORIGINAL_DESTINATION"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ENGINE:
+        return getattr(importlib.import_module("jms.broker.broker"), name)
+    raise AttributeError(f"module 'jms.broker' has no attribute {name!r}")
+
 
 __all__ = [
     "DEAD_LETTER_PREFIX",

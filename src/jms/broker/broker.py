@@ -51,7 +51,6 @@ import heapq
 import itertools
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
@@ -60,7 +59,7 @@ from urllib.parse import quote
 
 from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
-from jms.broker.delivery import BrowsePage, Delivery, EncodedBrowsePage
+from jms.broker.delivery import DEFAULT_BROWSE_PAGE, BrowsePage, Delivery, EncodedBrowsePage
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.memory import (
     DEFAULT_MAX_MEMORY,
@@ -82,7 +81,7 @@ from jms.broker.staging import (
 )
 from jms.broker.stats import QueueStats
 from jms.broker.subscription import Subscription, SubscriptionName, durable_store_key
-from jms.broker.timer import DeadlineTimer
+from jms.broker.timer import DeadlineTimer, wall_clock_ms
 from jms.broker.transaction import Transaction
 from jms.errors import (
     IllegalStateException,
@@ -142,8 +141,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Messages per browse page unless asked otherwise.
-DEFAULT_BROWSE_PAGE = 500
 
 # Entries read from the store per call while recovering, and per page-in.
 _RECOVERY_PAGE = 1000
@@ -175,11 +172,6 @@ _FIRST_DELIVERY_COUNT = Int(1)
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
 #: Name of the provider property saying why a message was moved to a dead-letter/expiry queue.
 DEAD_LETTER_REASON = "JMS_jms_DeadLetterReason"
-
-
-def wall_clock_ms() -> int:
-    """Milliseconds since the epoch: the unit of JMSTimestamp, JMSExpiration, JMSDeliveryTime."""
-    return time.time_ns() // 1_000_000
 
 
 def _published_times(now: int, expiration: int, delivery_time: int) -> tuple[int, int]:

@@ -18,7 +18,10 @@ from typing import NamedTuple
 from jms.message import Message
 from jms.store import DONE, Completion
 
-__all__ = ["BrowsePage", "Delivery", "EncodedBrowsePage"]
+__all__ = ["DEFAULT_BROWSE_PAGE", "BrowsePage", "Delivery", "EncodedBrowsePage"]
+
+#: Messages per browse page unless asked otherwise.
+DEFAULT_BROWSE_PAGE = 500
 
 
 class Delivery(NamedTuple):

@@ -19,12 +19,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from jms.broker.broker import Broker
 from jms.broker.policy import DestinationPolicy
 from jms.errors import IllegalStateException, JMSException
 from jms.store import MemoryStore, MessageStore
-from jms.store.location import describe_store, is_postgresql_url, open_store
+
+if TYPE_CHECKING:
+    from jms.broker.broker import Broker
+
+# The broker engine and the store locations are imported by the functions that open a broker:
+# importing ``jms.client`` imports this module, and a client of a broker process needs neither.
 
 __all__ = ["EMBEDDED_SCHEMES", "close_embedded_broker", "embedded_broker", "open_broker"]
 
@@ -90,6 +95,8 @@ class _Location:
                 f"{url!r} names no store directory; write embedded:///absolute/path or "
                 "embedded://relative/path"
             )
+        from jms.store.location import describe_store, is_postgresql_url
+
         if is_postgresql_url(rest):
             self.store_location = rest
             self.key = f"embedded://{rest}"
@@ -106,7 +113,15 @@ class _Location:
         self.name = str(directory)
 
     def store(self) -> MessageStore:
+        from jms.store.location import open_store
+
         return MemoryStore() if self.store_location is None else open_store(self.store_location)
+
+    def broker(self, **settings: Any) -> Broker:
+        """A new broker over this location's store."""
+        from jms.broker.broker import Broker
+
+        return Broker(self.store(), name=self.name, **settings)
 
 
 def embedded_broker(url: str = "memory://") -> Broker:
@@ -117,7 +132,7 @@ def embedded_broker(url: str = "memory://") -> Broker:
     ``embedded_broker("memory://orders").set_policy("queue://*", DestinationPolicy(...))``.
     """
     location = _Location(url)
-    return _REGISTRY.obtain(location.key, lambda: Broker(location.store(), name=location.name))
+    return _REGISTRY.obtain(location.key, location.broker)
 
 
 def open_broker(
@@ -136,12 +151,7 @@ def open_broker(
     location = _Location(url)
     return _REGISTRY.obtain(
         location.key,
-        lambda: Broker(
-            location.store(),
-            name=location.name,
-            default_policy=default_policy,
-            authenticator=authenticator,
-        ),
+        lambda: location.broker(default_policy=default_policy, authenticator=authenticator),
         fresh=True,
     )
 

@@ -12,9 +12,15 @@ thread; it never touches sockets or consumers directly.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
-__all__ = ["DeadlineTimer"]
+__all__ = ["DeadlineTimer", "wall_clock_ms"]
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch: the unit of JMSTimestamp, JMSExpiration, JMSDeliveryTime."""
+    return time.time_ns() // 1_000_000
 
 
 class DeadlineTimer:

@@ -28,7 +28,6 @@ from jms.client.failover import (
     parse_failover_url,
     uses_tls,
 )
-from jms.client.inprocess import InProcessTransport
 from jms.client.options import ClientOptions
 from jms.client.stomp_transport import StompTransport, parse_stomp_url
 from jms.client.transport import Transport
@@ -55,6 +54,8 @@ def _opener_for(url: str, ssl_context: ssl.SSLContext | None, virtual_host: str)
             f"the ssl_context option is for stomp+ssl://HOST:PORT URLs; {url!r} does not use TLS"
         )
     if scheme in EMBEDDED_SCHEMES:
+        from jms.client.inprocess import InProcessTransport  # with the broker engine it drives
+
         embedded_broker(url)  # refuses a malformed URL (or a locked store) now, not at connect
         return lambda user, password, client_id, on_lost, _: InProcessTransport(
             embedded_broker(url), user, password, client_id, on_lost

@@ -32,7 +32,6 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from jms.errors import MessageFormatException
 from jms.message import BytesMessage, Message, ObjectMessage, TextMessage
@@ -557,6 +556,9 @@ class _Columns:
         if (self.lengths[(self.first_string + slots)[present]] == 0).any():
             raise _GeneralPath
         schemes = self.per_row_arrow(lambda row: getattr(row.head, f"{column}_scheme"), pa.string())
+        # Imported here, where a task needs it: the driver's processes import this module too.
+        import pyarrow.compute as pc
+
         return pc.binary_join_element_wise(schemes, self.header_string(column), "")
 
     def correlation(self) -> tuple[pa.Array, pa.Array]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -49,7 +50,9 @@ from jms.spark.offsets import (
 )
 from jms.spark.options import SourceOptions
 from jms.spark.pushdown import filter_to_selector
-from jms.store.location import open_snapshot
+
+if TYPE_CHECKING:
+    from jms.store.reading import SnapshotReader
 
 __all__ = ["JmsBatchReader", "JmsStreamReader", "RangePartition", "read_range"]
 
@@ -73,8 +76,15 @@ def _connect(options: SourceOptions) -> Connection:
     return options.broker.connect()
 
 
+def _open_snapshot(options: SourceOptions) -> SnapshotReader:
+    # The store layer is imported by a read of a store only: a read of a broker needs none of it.
+    from jms.store.location import open_snapshot
+
+    return open_snapshot(options.store or "")
+
+
 def _store_pages(options: SourceOptions, part: RangePartition) -> Iterator[list[bytes]]:
-    with open_snapshot(options.store or "") as snapshot:
+    with _open_snapshot(options) as snapshot:
         key = snapshot.queue_key(options.destination, options.subscription_name, options.client_id)
         start = part.start
         while start < part.end:
@@ -106,7 +116,7 @@ def read_range(
 def _bounds(options: SourceOptions) -> tuple[int | None, int]:
     """(lowest number present, last number handed out) of the source; a planning step."""
     if options.store is not None:
-        with open_snapshot(options.store) as snapshot:
+        with _open_snapshot(options) as snapshot:
             key = snapshot.queue_key(
                 options.destination, options.subscription_name, options.client_id
             )
