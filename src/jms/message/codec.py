@@ -546,14 +546,58 @@ def _values_plan(tags: bytes, body_types: bool) -> _ValuesPlan | str:
     )
 
 
+def _fixed_header_problem(fields: tuple[Any, ...], size: int) -> str | None:
+    """What is wrong with the fixed header ``fields`` of a ``size``-byte encoding, or None."""
+    (
+        magic,
+        version,
+        body_tag,
+        delivery_mode,
+        priority,
+        redelivered,
+        bits,
+        destination_kind,
+        reply_to_kind,
+        _,
+        _,
+        _,
+        property_count,
+    ) = fields
+    if magic != _MAGIC:
+        return f"bad magic {magic!r} (expected {_MAGIC!r}): not a jms message"
+    if version != FORMAT_VERSION:
+        return f"format version {version} is not supported (this codec reads {FORMAT_VERSION})"
+    if body_tag >= len(_BODY_CLASSES):
+        return f"unknown body type {body_tag}"
+    if delivery_mode not in (1, 2):
+        return f"invalid JMSDeliveryMode {delivery_mode}"
+    if priority > 9:
+        return f"invalid JMSPriority {priority}"
+    if (
+        redelivered > 1
+        or bits & ~_KNOWN_BITS
+        or (bits & _HAS_CORRELATION_STR and bits & _HAS_CORRELATION_BYTES)
+        or (bits & _HAS_TEXT and body_tag != 1)
+        or (destination_kind == _NO_DESTINATION) == bool(bits & _HAS_DESTINATION)
+        or (reply_to_kind == _NO_DESTINATION) == bool(bits & _HAS_REPLY_TO)
+    ):
+        return (
+            f"inconsistent flags (redelivered={redelivered}, bits=0x{bits:02x}, "
+            f"destination kinds {destination_kind}/{reply_to_kind})"
+        )
+    if property_count > size:
+        return f"property count {property_count} exceeds the message size"
+    return None
+
+
 def decode(data: bytes | bytearray | memoryview) -> Message:
     """The message encoded in ``data``; ``MessageFormatException`` if it is not a valid encoding."""
     if not isinstance(data, bytes | bytearray | memoryview):
         raise MessageFormatException(f"decode takes bytes, got {type(data).__name__}")
     reader = _Reader(bytes(data))
     (
-        magic,
-        version,
+        _,
+        _,
         body_tag,
         delivery_mode,
         priority,
@@ -565,33 +609,10 @@ def decode(data: bytes | bytearray | memoryview) -> Message:
         expiration,
         delivery_time,
         property_count,
-    ) = reader.unpack(_FIXED, "fixed header")
-    if magic != _MAGIC:
-        raise reader.fail(f"bad magic {magic!r} (expected {_MAGIC!r}): not a jms message")
-    if version != FORMAT_VERSION:
-        raise reader.fail(
-            f"format version {version} is not supported (this codec reads {FORMAT_VERSION})"
-        )
-    if body_tag >= len(_BODY_CLASSES):
-        raise reader.fail(f"unknown body type {body_tag}")
-    if delivery_mode not in (1, 2):
-        raise reader.fail(f"invalid JMSDeliveryMode {delivery_mode}")
-    if priority > 9:
-        raise reader.fail(f"invalid JMSPriority {priority}")
-    if (
-        redelivered > 1
-        or bits & ~_KNOWN_BITS
-        or (bits & _HAS_CORRELATION_STR and bits & _HAS_CORRELATION_BYTES)
-        or (bits & _HAS_TEXT and body_tag != 1)
-        or (destination_kind == _NO_DESTINATION) == bool(bits & _HAS_DESTINATION)
-        or (reply_to_kind == _NO_DESTINATION) == bool(bits & _HAS_REPLY_TO)
-    ):
-        raise reader.fail(
-            f"inconsistent flags (redelivered={redelivered}, bits=0x{bits:02x}, "
-            f"destination kinds {destination_kind}/{reply_to_kind})"
-        )
-    if property_count > reader.end:
-        raise reader.fail(f"property count {property_count} exceeds the message size")
+    ) = fields = reader.unpack(_FIXED, "fixed header")
+    problem = _fixed_header_problem(fields, reader.end)
+    if problem is not None:
+        raise reader.fail(problem)
     header_strings = (bits & _STRING_BITS).bit_count()
     strings = reader.strings(header_strings + property_count, "header strings and property names")
     message = _BODY_CLASSES[body_tag]()
@@ -683,12 +704,12 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
     if size < _FIXED.size:
         return _facts_by_decoding(data)
     (
-        magic,
-        version,
+        _,
+        _,
         body_tag,
         delivery_mode,
-        priority,
-        redelivered,
+        _,
+        _,
         bits,
         destination_kind,
         reply_to_kind,
@@ -696,25 +717,20 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
         expiration,
         delivery_time,
         property_count,
-    ) = _FIXED.unpack_from(data)
+    ) = fields = _FIXED.unpack_from(data)
     if (
-        magic != _MAGIC
-        or version != FORMAT_VERSION
+        _fixed_header_problem(fields, size) is not None
         or body_tag > 2  # a map, stream or object body holds values of its own
-        or delivery_mode not in (1, 2)
-        or priority > 9
-        or redelivered > 1
         or bits & ~_FAST_BITS
         or not bits & _HAS_DESTINATION
         or destination_kind > 1  # a temporary destination
         or reply_to_kind != _NO_DESTINATION
-        or (bits & _HAS_TEXT and body_tag != 1)
     ):
         return _facts_by_decoding(data)
     header_strings = (bits & _STRING_BITS).bit_count()
     lengths_struct = _lengths_struct(header_strings + property_count)
     offset = _FIXED.size + lengths_struct.size
-    if property_count > size or offset > size:
+    if offset > size:
         return _facts_by_decoding(data)
     lengths = lengths_struct.unpack_from(data, _FIXED.size)
     strings_end = offset + sum(lengths)

@@ -393,6 +393,8 @@ class _NotSimple(Exception):
 
 
 _FAST_BODIES: Final = frozenset({"message", "text", "bytes"})
+# The fields of a property value struct other than ``type``.
+_VALUE_FIELDS: Final = tuple(name for name in PROPERTY_VALUE.names if name != "type")
 
 
 def from_arrow(batch: pa.RecordBatch) -> list[Message]:
@@ -416,12 +418,11 @@ def _property_values(properties: pa.Array) -> tuple[list[int], list[str], list[A
     records = properties.items
     if records.null_count:
         raise _NotSimple
-    fields = [name for name in PROPERTY_VALUE.names if name != "type"]
     # Each record sets the one field of its type (checked below); any more set is a row
     # ``from_rows`` refuses, naming it.
-    if sum(len(records) - records.field(name).null_count for name in fields) != len(records):
+    if sum(len(records) - records.field(name).null_count for name in _VALUE_FIELDS) != len(records):
         raise _NotSimple
-    contents = {name: records.field(name).to_pylist() for name in fields}
+    contents = {name: records.field(name).to_pylist() for name in _VALUE_FIELDS}
     values = []
     for index, type_name in enumerate(records.field("type").to_pylist()):
         if type_name not in _PROPERTY_TYPES:
