@@ -70,6 +70,31 @@ def test_the_database_is_in_wal_mode_and_inspectable(tmp_path: Path) -> None:
     store.close()
 
 
+def test_checkpoints_are_made_beside_the_writer_while_the_store_is_open(tmp_path: Path) -> None:
+    """A commit only appends to the log: the checkpointer thread copies the pages into the
+    database file. 2 MB is below the writer's own checkpoint threshold (and SQLite's default),
+    so without that thread the file would stay small until the store closes."""
+    store = SQLiteStore(tmp_path)
+    database = tmp_path / DATABASE_NAME
+    with closing(sqlite3.connect(database)) as inspector:
+        (page_size,) = inspector.execute("PRAGMA page_size").fetchone()
+    assert 1000 * page_size > 20 * 100_000  # below SQLite's default threshold too
+    body = "x" * 100_000
+    store.submit(
+        [AppendMessage("queue://q", seq, TextMessage(body), ("queue://q",)) for seq in range(1, 21)]
+    ).wait()
+    deadline = time.monotonic() + 10
+    while database.stat().st_size < 20 * 100_000:
+        assert time.monotonic() < deadline, f"not checkpointed in 10 s: {database.stat()}"
+        time.sleep(0.01)
+    store.close()
+    reopened = SQLiteStore(tmp_path)
+    assert [entry.seq for entry in reopened.read_entries("queue://q", 1, None, 100)] == list(
+        range(1, 21)
+    )
+    reopened.close()
+
+
 def test_acknowledged_messages_are_deleted_from_disk(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path)
     store.submit([AppendMessage("queue://q", 1, TextMessage("a"), ("queue://q",))]).wait()

@@ -8,7 +8,9 @@ still stays atomic on its own: if one fails, the group is rolled back and applie
 savepoint per batch, so that the failing batch rolls back alone and its ``Completion`` raises. With
 ``journal_mode=WAL`` and ``synchronous=FULL`` a commit is on disk when it returns, and only then
 are the batch's completions released — so a PERSISTENT ``send`` that returned survives ``kill -9``.
-Reads use their own connection and see every committed batch. The directory is locked
+Reads use their own connection and see every committed batch. Copying the log's pages into the
+database file (a checkpoint) is done by a thread of its own with its own connection
+(``jms-store-checkpointer``), so a commit only appends to the log and fsyncs it. The directory is locked
 (``fcntl.flock``) so two brokers can never open the same store; the OS drops the lock when a
 process dies. The schema and how to inspect or back up a live store are in docs/storage.md. This
 module never decides delivery order and never holds messages in memory beyond the batch being
@@ -93,6 +95,13 @@ _SLOW_COMMIT_LOG_EVERY_S: Final = 10.0
 _RECLAIM_CHUNK: Final = 2000
 # Batches applied in one transaction at most; bounds commit latency under a flood of sends.
 _MAX_GROUP: Final = 512
+# Log pages (4 KiB) from which the writer checkpoints by itself, a backstop for when the
+# checkpointer thread falls behind; SQLite's default, 1000, would have the writer copy most
+# commits of big messages a second time itself.
+_WRITER_CHECKPOINT_PAGES: Final = 16384
+# Checkpoints start at most this often: each one fsyncs the database file.
+_CHECKPOINT_EVERY_S: Final = 0.05
+_CHECKPOINT_FAILURE_LOG_EVERY_S: Final = 60.0
 # Consecutive released messages from which one range statement beats a statement per message.
 _RUN_WORTH_A_RANGE: Final = 16
 
@@ -204,7 +213,16 @@ class SQLiteStore(MessageStore):
         self._thread = threading.Thread(
             target=self._write_loop, name="jms-store-writer", daemon=True
         )
+        self._log_grew = threading.Event()
+        self._checkpoints_stop = threading.Event()
+        self._checkpointer = threading.Thread(
+            target=self._checkpoint_loop,
+            args=(self._connect(path),),
+            name="jms-store-checkpointer",
+            daemon=True,
+        )
         self._thread.start()
+        self._checkpointer.start()
 
     @classmethod
     def _open_writer(cls, database: Path, had_store: bool) -> sqlite3.Connection:
@@ -220,6 +238,7 @@ class SQLiteStore(MessageStore):
         writer: sqlite3.Connection | None = None
         try:
             writer = cls._connect(str(database))
+            writer.execute(f"PRAGMA wal_autocheckpoint={_WRITER_CHECKPOINT_PAGES}")
             integrity.check_pages(writer, database)
             writer.executescript(_SCHEMA)
             integrity.upgrade_schema(writer, database, SCHEMA_VERSION)
@@ -334,6 +353,9 @@ class SQLiteStore(MessageStore):
             self._closed = True
         self._queue.put(_STOP)
         self._thread.join()
+        self._checkpoints_stop.set()
+        self._log_grew.set()
+        self._checkpointer.join()
         self._writer.close()
         with self._reader_lock:
             self._reader.close()
@@ -371,6 +393,32 @@ class SQLiteStore(MessageStore):
                     break
             if group:
                 self._commit_group(group)
+
+    def _checkpoint_loop(self, connection: sqlite3.Connection) -> None:
+        """Copy committed log pages into the database file while the writer goes on (PASSIVE:
+        it never waits for the writer or a reader) whenever the writer committed, at most
+        every ``_CHECKPOINT_EVERY_S``; a failure is logged and the next commit tries again."""
+        failure_logged_at = -_CHECKPOINT_FAILURE_LOG_EVERY_S
+        try:
+            while True:
+                self._log_grew.wait()
+                if self._checkpoints_stop.is_set():
+                    return
+                self._log_grew.clear()
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    now = time.monotonic()
+                    if now - failure_logged_at >= _CHECKPOINT_FAILURE_LOG_EVERY_S:
+                        failure_logged_at = now
+                        logger.exception(
+                            "a checkpoint of %s failed; the log grows until one succeeds",
+                            self.directory / DATABASE_NAME,
+                        )
+                if self._checkpoints_stop.wait(_CHECKPOINT_EVERY_S):
+                    return
+        finally:
+            connection.close()
 
     def _reclaim(self) -> None:
         """Delete up to ``_RECLAIM_CHUNK`` entries of a consumed range, and the messages left
@@ -431,6 +479,7 @@ class SQLiteStore(MessageStore):
                 execute("BEGIN IMMEDIATE")
                 outcomes = self._write_batch_by_batch(group)
             execute("COMMIT")
+            self._log_grew.set()
         except sqlite3.Error as error:
             # The commit itself failed (disk full, I/O error): nothing of the group is durable.
             self._roll_back()
