@@ -13,6 +13,7 @@ from jms.message import TextMessage
 from jms.message.codec import decode, encode
 from jms.store import (
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     DeleteSubscription,
     DurableSubscriptionRecord,
@@ -66,15 +67,77 @@ def test_append_then_read_in_sequence_order(store: MessageStore) -> None:
     assert [e.seq for e in store.read_entries("queue://q", 1, None, 2)] == [1, 2]
 
 
-def test_a_message_appended_as_its_encoding_only_reads_back_as_it(store: MessageStore) -> None:
-    """A staged message reaches the store as its encoding only (the broker checked it without
-    decoding it): every store reads it back as that message, and as those bytes."""
-    data = encode(_message("staged"))
-    store.submit([AppendMessage("queue://s", 1, None, ("queue://s",), data)]).wait()
-    assert _texts(store, "queue://s") == ["staged"]
-    assert [entry.data for entry in store.read_encoded_entries("queue://s", 1, None, 10)] == [data]
-    with pytest.raises(ValueError, match="appending queue://s 2 needs the message or its encoding"):
-        AppendMessage("queue://s", 2, None, ("queue://s",))
+def test_a_run_of_encodings_reads_back_as_its_messages_numbered_from_its_first(
+    store: MessageStore,
+) -> None:
+    """Staged messages reach the store as a run of encodings (the broker checked them without
+    decoding them): every store reads them back as those messages, and as those bytes."""
+    data = [encode(_message(f"staged{n}")) for n in range(3)]
+    store.submit([AppendEncodedRun("queue://s", 5, data, ("queue://s",))]).wait()
+    assert _texts(store, "queue://s") == ["staged0", "staged1", "staged2"]
+    encoded = store.read_encoded_entries("queue://s", 1, None, 10)
+    assert [(entry.seq, entry.data) for entry in encoded] == list(zip((5, 6, 7), data, strict=True))
+    assert store.load().last_sequences["queue://s"] == 7
+    store.submit([AppendMessage("queue://s", 8, _message("after"), ("queue://s",))]).wait()
+    assert _texts(store, "queue://s", 7) == ["staged2", "after"]
+
+
+def test_a_run_applies_in_order_with_the_sends_and_acknowledgements_around_it(
+    store: MessageStore,
+) -> None:
+    data = [encode(_message(f"r{n}")) for n in range(3)]
+    store.submit(
+        [
+            AppendMessage("queue://s", 1, _message("before"), ("queue://s",)),
+            RemoveEntry("queue://s", 1),
+            AppendEncodedRun("queue://s", 2, data, ("queue://s",)),
+            RemoveEntry("queue://s", 3),
+            SetDeliveryCount("queue://s", 4, 2),
+            AppendMessage("queue://s", 5, _message("after"), ("queue://s",)),
+        ]
+    ).wait()
+    assert _texts(store, "queue://s") == ["r0", "r2", "after"]
+    assert [entry.delivery_count for entry in store.read_entries("queue://s", 1, None, 10)] == [
+        0,
+        2,
+        0,
+    ]
+
+
+def test_a_run_in_two_queues_keeps_each_message_until_both_entries_go(
+    store: MessageStore,
+) -> None:
+    data = [encode(_message(f"t{n}")) for n in range(2)]
+    store.submit([AppendEncodedRun("topic://t", 1, data, ("sub-a", "sub-b"))]).wait()
+    store.submit([RemoveEntry("sub-a", 1), RemoveEntry("sub-a", 2)]).wait()
+    assert _texts(store, "sub-b") == ["t0", "t1"]
+    assert _texts(store, "sub-a") == []
+
+
+def test_a_run_not_above_its_logs_last_number_is_refused_with_its_batch(
+    store: MessageStore,
+) -> None:
+    store.submit([AppendMessage("queue://s", 3, _message("m3"), ("queue://s",))]).wait()
+    with pytest.raises(
+        IllegalStateException, match="sequence 3 of queue://s is not above the last one, 3"
+    ):
+        store.submit(
+            [
+                AppendMessage("queue://other", 1, _message("o1"), ("queue://other",)),
+                AppendEncodedRun("queue://s", 3, [encode(_message("late"))], ("queue://s",)),
+            ]
+        ).wait()
+    assert _texts(store, "queue://s") == ["m3"]
+    assert _texts(store, "queue://other") == []
+    store.submit(
+        [AppendEncodedRun("queue://s", 4, [encode(_message("m4"))], ("queue://s",))]
+    ).wait()
+    assert _texts(store, "queue://s") == ["m3", "m4"]
+
+
+def test_a_run_holds_at_least_one_message() -> None:
+    with pytest.raises(ValueError, match="a run appended to queue://s at 1 holds no message"):
+        AppendEncodedRun("queue://s", 1, [], ("queue://s",))
 
 
 def test_entries_keep_message_and_delivery_count(store: MessageStore) -> None:
@@ -144,11 +207,9 @@ def test_a_failing_batch_applies_nothing(store: MessageStore) -> None:
 
 
 def _stage(store: MessageStore, texts: list[str], first_seq: int = 1) -> None:
+    encodings = [encode(_message(text)) for text in texts]
     store.submit(
-        [
-            AppendMessage("queue://staging", seq, _message(text), ("queue://staging",))
-            for seq, text in enumerate(texts, first_seq)
-        ]
+        [AppendEncodedRun("queue://staging", first_seq, encodings, ("queue://staging",))]
     ).wait()
 
 

@@ -115,6 +115,7 @@ from jms.selector import Selector
 from jms.store import (
     DONE,
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     Completion,
     DeleteSubscription,
@@ -1081,11 +1082,14 @@ class Broker:
             first = state.last_seq + 1
             state.last_seq += len(staged) - 1
             last = self._next_seq(state)  # the request's numbers reserved at once when due
-            keys = (held.store_key,)
-            for seq, (data, destination, persistent, delivery_time) in zip(
+            work.operations.append(
+                AppendEncodedRun(
+                    state.text, first, [data for data, *_ in staged], (held.store_key,)
+                )
+            )
+            for seq, (_, destination, persistent, delivery_time) in zip(
                 range(first, last + 1), staged, strict=True
             ):
-                work.operations.append(AppendMessage(state.text, seq, None, keys, data))
                 add_to_runs(runs, seq, destination, persistent, delivery_time)
             held.page_out_run(first, len(staged), max(due for *_, due in staged))
             completion = self._finish(work)

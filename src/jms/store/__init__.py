@@ -11,6 +11,7 @@ nothing from ``jms.broker`` or ``jms.client``.
 from jms.store.base import (
     DONE,
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     Completion,
     DeleteSubscription,
@@ -32,6 +33,7 @@ from jms.store.memory import MemoryStore
 __all__ = [
     "DONE",
     "AddDestination",
+    "AppendEncodedRun",
     "AppendMessage",
     "Completion",
     "DeleteSubscription",

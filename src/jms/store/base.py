@@ -53,6 +53,7 @@ from jms.message.codec import encode, header_times
 __all__ = [
     "DONE",
     "AddDestination",
+    "AppendEncodedRun",
     "AppendMessage",
     "Completion",
     "DeleteSubscription",
@@ -111,27 +112,40 @@ class AppendMessage:
 
     The store may keep ``message`` itself: the broker never changes it after submitting.
     ``encoded``, when given, is ``jms.message.codec.encode(message)`` already made: a store that
-    keeps encodings keeps it instead of encoding again. A staged message comes as its encoding
-    only (``message`` None; the broker checked it without decoding it): a store that keeps
-    messages decodes it.
+    keeps encodings keeps it instead of encoding again.
     """
 
     log: str
     seq: int
-    message: Message | None
+    message: Message
     queues: tuple[str, ...]
     encoded: bytes | None = None
 
-    def __post_init__(self) -> None:
-        if self.message is None and self.encoded is None:
-            raise ValueError(f"appending {self.log} {self.seq} needs the message or its encoding")
-
     def encoding(self) -> bytes:
         """The message's ``jms.message.codec`` encoding: ``encoded``, or made now."""
-        if self.encoded is not None:
-            return self.encoded
-        assert self.message is not None
-        return encode(self.message)
+        return self.encoded if self.encoded is not None else encode(self.message)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendEncodedRun:
+    """Log the messages ``encodings`` holds (``jms.message.codec`` bytes, which the broker
+    checked without decoding them) as ``(log, first_seq)``, ``(log, first_seq + 1)``, … and add
+    an entry for each to each of ``queues``: an ``AppendMessage`` of each, as one operation (a
+    staging request, ``jms.broker.staging``), so that a store writes a run of thousands without
+    a step per message. A store that keeps messages decodes them."""
+
+    log: str
+    first_seq: int
+    encodings: Sequence[bytes]
+    queues: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.encodings:
+            raise ValueError(f"a run appended to {self.log} at {self.first_seq} holds no message")
+
+    @property
+    def last_seq(self) -> int:
+        return self.first_seq + len(self.encodings) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +204,7 @@ StoreOperation = (
     | SaveSubscription
     | DeleteSubscription
     | AppendMessage
+    | AppendEncodedRun
     | RemoveEntry
     | RemoveRange
     | MoveEntries

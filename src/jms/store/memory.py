@@ -20,6 +20,7 @@ from jms.message.codec import decode, encode
 from jms.store.base import (
     DONE,
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     Completion,
     DeleteSubscription,
@@ -145,14 +146,18 @@ class MemoryStore(MessageStore):
         """Refuse a batch that contradicts the store, before applying any of it (atomicity).
         The ``planned_*`` arguments follow the batch's own effects: its appends must grow too,
         and a subscription it deletes may be saved again (a replaced durable subscription)."""
-        if isinstance(operation, AppendMessage):
+        if isinstance(operation, AppendMessage | AppendEncodedRun):
+            first, through = (
+                (operation.seq, operation.seq)
+                if isinstance(operation, AppendMessage)
+                else (operation.first_seq, operation.last_seq)
+            )
             last = planned_sequences.get(operation.log, self._last_sequences.get(operation.log, 0))
-            if operation.seq <= last:
+            if first <= last:
                 raise IllegalStateException(
-                    f"store: sequence {operation.seq} of {operation.log} is not above the last "
-                    f"one, {last}"
+                    f"store: sequence {first} of {operation.log} is not above the last one, {last}"
                 )
-            planned_sequences[operation.log] = operation.seq
+            planned_sequences[operation.log] = through
         elif isinstance(operation, MoveEntries):
             self._validate_move(operation, planned_sequences)
         elif isinstance(operation, SaveSubscription):
@@ -162,6 +167,13 @@ class MemoryStore(MessageStore):
             planned_subscriptions.add(key)
         elif isinstance(operation, DeleteSubscription):
             planned_subscriptions.discard(operation.key)
+
+    def _append(self, log: str, seq: int, message: Message, queues: tuple[str, ...]) -> None:
+        self._last_sequences[log] = seq
+        if queues:
+            self._messages[(log, seq)] = _LoggedMessage(log, message, len(queues))
+            for queue in queues:
+                self._entries.setdefault(queue, {})[seq] = _Entry(log, 0, seq)
 
     def _validate_move(self, operation: MoveEntries, planned_sequences: dict[str, int]) -> None:
         last = planned_sequences.get(
@@ -186,18 +198,10 @@ class MemoryStore(MessageStore):
 
     def _apply(self, operation: StoreOperation) -> None:
         if isinstance(operation, AppendMessage):
-            self._last_sequences[operation.log] = operation.seq
-            if operation.queues:
-                key = (operation.log, operation.seq)
-                message = operation.message
-                if message is None:
-                    assert operation.encoded is not None
-                    message = decode(operation.encoded)
-                self._messages[key] = _LoggedMessage(operation.log, message, len(operation.queues))
-                for queue in operation.queues:
-                    self._entries.setdefault(queue, {})[operation.seq] = _Entry(
-                        operation.log, 0, operation.seq
-                    )
+            self._append(operation.log, operation.seq, operation.message, operation.queues)
+        elif isinstance(operation, AppendEncodedRun):
+            for seq, data in enumerate(operation.encodings, operation.first_seq):
+                self._append(operation.log, seq, decode(data), operation.queues)
         elif isinstance(operation, MoveEntries):
             source = self._entries[operation.source]
             target = self._entries.setdefault(operation.target, {})

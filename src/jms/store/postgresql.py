@@ -51,6 +51,7 @@ from jms.errors import IllegalStateException, JMSException, ResourceAllocationEx
 from jms.message.codec import HEADER_TIMES_AT, decode, with_redelivered
 from jms.store.base import (
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     Completion,
     DeleteSubscription,
@@ -564,6 +565,8 @@ class PostgreSQLStore(MessageStore):
             execute(_REMOVE_RANGE, (operation.queue, operation.start_seq, operation.end_seq))
         elif isinstance(operation, MoveEntries):
             self._move_entries(operation)
+        elif isinstance(operation, AppendEncodedRun):
+            self._append_run(operation)
         elif isinstance(operation, ReserveSequences):
             execute(
                 "INSERT INTO jms.sequences AS s (log, last_seq, reserved) VALUES (%s, 0, %s) "
@@ -601,6 +604,38 @@ class PostgreSQLStore(MessageStore):
             execute(_REMOVE_QUEUE, (operation.key,))
         else:
             raise IllegalStateException(f"store: unknown operation {operation!r}")
+
+    def _append_run(self, operation: AppendEncodedRun) -> None:
+        execute = self._writer.execute
+        log, first, last = operation.log, operation.first_seq, operation.last_seq
+        grew = execute(
+            "INSERT INTO jms.sequences AS s (log, last_seq) VALUES (%s, %s) "
+            "ON CONFLICT (log) DO UPDATE SET last_seq = excluded.last_seq "
+            "WHERE s.last_seq < %s",
+            (log, last, first),
+        ).rowcount
+        self._last_sequences.pop(log, None)  # the group writes' cache
+        if not grew:
+            (current,) = execute(
+                "SELECT last_seq FROM jms.sequences WHERE log = %s", (log,)
+            ).fetchone()
+            raise IllegalStateException(
+                f"store: sequence {first} of {log} is not above the last one, {current}"
+            )
+        if not operation.queues:
+            return
+        seqs = list(range(first, last + 1))
+        execute(
+            "INSERT INTO jms.messages (log, seq, refs, data) "
+            "SELECT %s, seq, %s, data FROM unnest(%s::bigint[], %s::bytea[]) AS u(seq, data)",
+            (log, len(operation.queues), seqs, list(operation.encodings)),
+        )
+        for queue_name in operation.queues:
+            execute(
+                "INSERT INTO jms.entries (queue, seq, log) "
+                "SELECT %s, seq, %s FROM unnest(%s::bigint[]) AS u(seq)",
+                (queue_name, log, seqs),
+            )
 
     def _move_entries(self, operation: MoveEntries) -> None:
         execute = self._writer.execute
