@@ -13,7 +13,7 @@ column, when neither fits):
 
 The sink's ``destination`` option replaces each row's destination; without it every row must
 name one. ``JMSXDeliveryCount`` (``delivery_count``) is never carried over: the receiving broker
-counts deliveries itself. This module builds messages and never sends them.
+counts deliveries itself. This module builds messages (or their encodings) and never sends them.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from pyspark.sql.types import (
 
 from jms.errors import JMSException, MessageFormatException
 from jms.message import JMSX_PROPERTY_TYPES, BytesMessage, Destination, Message, TextMessage
+from jms.message.codec import encode
+from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.rows import from_arrow
 from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA
 from jms.types import Byte, Double, Float, Int, Long, Short
@@ -193,15 +195,25 @@ class OutgoingRows:
             tuple(checked),
         )
 
+    def encoded(self, batch: pa.RecordBatch) -> list[bytes]:
+        """The codec encodings of ``messages(batch)``: made column by column
+        (``arrow_to_encoded``) when the rows are ``MESSAGE_SCHEMA`` rows of one shape, else
+        message by message; the same bytes, or the same error, either way."""
+        if self._simple is None:
+            batch = _without_delivery_count(batch)
+            encoded = arrow_to_encoded(batch, self._destination)
+            if encoded is not None:
+                return encoded
+        return [encode(message) for message in self._messages(batch)]
+
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
         """The messages of one Arrow batch of rows, each with its destination set."""
+        return self._messages(batch if self._simple is not None else _without_delivery_count(batch))
+
+    def _messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
+        """``messages``, once a full-layout batch has no delivery counts."""
         if self._simple is None:
-            # JMSXDeliveryCount is never carried over: the receiving broker counts deliveries.
-            index = batch.schema.get_field_index("delivery_count")
-            without_count = batch.set_column(
-                index, batch.schema.field(index), pa.nulls(batch.num_rows, pa.int32())
-            )
-            built: Iterator[Message] = iter(from_arrow(without_count))
+            built: Iterator[Message] = iter(from_arrow(batch))
         else:
             built = self._simple_messages(self._simple, batch)
         for index, message in enumerate(built):
@@ -252,6 +264,12 @@ class OutgoingRows:
                     f"row {index} does not make a message: {error}"
                 ) from error
             yield message
+
+
+def _without_delivery_count(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """JMSXDeliveryCount is never carried over: the receiving broker counts deliveries."""
+    index = batch.schema.get_field_index("delivery_count")
+    return batch.set_column(index, batch.schema.field(index), pa.nulls(batch.num_rows, pa.int32()))
 
 
 def _set_destination(message: Message, value: str | None) -> None:

@@ -54,7 +54,6 @@ from jms.client import (
     StagedRange,
 )
 from jms.message import Queue
-from jms.message.codec import encode
 from jms.spark.options import SinkOptions
 from jms.spark.outgoing import OutgoingRows
 
@@ -102,7 +101,7 @@ def stage(
         staging_queue = Queue(staging)
         in_flight: Future[list[StagedRange]] | None = None
         for batch in batches:
-            encoded = [encode(message) for message in rows.messages(batch)]
+            encoded = rows.encoded(batch)
             if in_flight is not None:
                 ranges += in_flight.result()
             in_flight = sender.submit(session.stage_encoded, staging_queue, encoded)

@@ -1,0 +1,350 @@
+"""Arrow rows straight to codec bytes: ``arrow_to_encoded``, the Spark sink's encoder.
+
+``arrow_to_encoded(batch, destination)`` gives exactly ``[encode(m) for m in from_arrow(batch)]``
+(each message's destination replaced by ``destination`` when one is given) for a batch in
+``MESSAGE_ARROW_SCHEMA`` whose rows share one *shape*, and builds it column by column in C: numpy
+lays out the fixed-width parts of every message (the fixed header, the string lengths, the
+property tags and numbers, docs/wire-format.md), and Arrow's element-wise binary join puts each
+message together from those parts and the string columns, with no Python step per row. A
+sink's rows usually share their shape: one body type, the same header fields present, the same
+property names and Java types in the same order.
+
+The shape taken: every body a non-null text or every body bytes; each of message ID,
+correlation ID and type present in every row or in none; no correlation ID bytes, reply-to,
+delivery count, Map, Stream or Object body; every row's properties the same names (valid, not
+JMSX, distinct) with the same types (boolean, byte, short, int, long, double or String), in the
+same order. Every value is checked as ``from_arrow`` checks it (priorities 0-9, delivery mode
+names, integer ranges, a destination that parses), in bulk. Any other batch gives None, and the
+caller takes the general path, ``from_arrow`` and ``encode``, which gives the same bytes or
+``from_arrow``'s own refusal: this module never words one. A property test holds the two paths
+to the same bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from jms.errors import JMSException
+from jms.message import Destination
+from jms.message.codec import (
+    _BYTE,
+    _DESTINATION_TAG,
+    _DOUBLE,
+    _FALSE,
+    _FIXED,
+    _HAS_CORRELATION_STR,
+    _HAS_DESTINATION,
+    _HAS_MESSAGE_ID,
+    _HAS_TEXT,
+    _HAS_TYPE,
+    _INT,
+    _LONG,
+    _MAGIC,
+    _NO_DESTINATION,
+    _SHORT,
+    _STRING,
+    _TRUE,
+    FORMAT_VERSION,
+)
+from jms.message.message import JMSX_PROPERTY_TYPES, property_name_error
+from jms.types import BYTE_RANGE, INT_RANGE, SHORT_RANGE
+
+__all__ = ["arrow_to_encoded"]
+
+# The fixed header (``codec._FIXED``, big-endian, unpadded) as a numpy record.
+_HEADER: Final = np.dtype(
+    [
+        ("magic", "S2"),
+        ("version", "u1"),
+        ("body", "u1"),
+        ("mode", "u1"),
+        ("priority", "u1"),
+        ("redelivered", "u1"),
+        ("bits", "u1"),
+        ("destination_kind", "u1"),
+        ("reply_to_kind", "u1"),
+        ("timestamp", ">i8"),
+        ("expiration", ">i8"),
+        ("delivery_time", ">i8"),
+        ("property_count", ">u4"),
+    ]
+)
+assert _HEADER.itemsize == _FIXED.size
+
+_TEXT_BODY: Final = 1
+_BYTES_BODY: Final = 2
+_MODES: Final = {"NON_PERSISTENT": 1, "PERSISTENT": 2}
+# Java type -> (value field, codec tag); booleans are tagged by their value.
+_PROPERTY_KINDS: Final = {
+    "boolean": ("boolean", None),
+    "byte": ("long", _BYTE),
+    "short": ("long", _SHORT),
+    "int": ("long", _INT),
+    "long": ("long", _LONG),
+    "double": ("double", _DOUBLE),
+    "String": ("string", _STRING),
+}
+_RANGES: Final = {_BYTE: BYTE_RANGE, _SHORT: SHORT_RANGE, _INT: INT_RANGE}
+_VALUE_FIELDS: Final = ("boolean", "long", "double", "string")
+_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "reply_to", "delivery_count", "map", "stream")
+
+
+class _OtherShape(Exception):
+    """The batch is not one this module encodes: the caller takes the general path."""
+
+
+def arrow_to_encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[bytes] | None:
+    """The codec encodings of the messages of ``batch`` (``MESSAGE_ARROW_SCHEMA``), each sent
+    to ``destination`` when it is given, else to its row's; None when the batch is not of the
+    shape this module encodes (the module docstring)."""
+    if batch.num_rows == 0:
+        return []
+    try:
+        return _encoded(batch, destination)
+    except _OtherShape:
+        return None
+
+
+def _all(condition: pa.Array) -> bool:
+    return condition.null_count == 0 and pc.all(condition).as_py() is True
+
+
+def _present(column: pa.Array) -> bool:
+    """Whether every row has a value (True) or none has (False); else another shape."""
+    if column.null_count == 0:
+        return True
+    if column.null_count == len(column):
+        return False
+    raise _OtherShape
+
+
+def _binary(column: pa.Array) -> pa.Array:
+    return column.cast(pa.large_binary())
+
+
+def _fixed_width(records: np.ndarray) -> pa.Array:
+    """One large_binary value per record of ``records`` (a numpy record array), its bytes."""
+    width = records.dtype.itemsize
+    offsets = np.arange(0, (len(records) + 1) * width, width, dtype=np.int64)
+    return pa.Array.from_buffers(
+        pa.large_binary(),
+        len(records),
+        [None, pa.py_buffer(offsets), pa.py_buffer(records.tobytes())],
+    )
+
+
+def _lengths(column: pa.Array) -> np.ndarray:
+    return pc.binary_length(column).to_numpy(zero_copy_only=False)
+
+
+def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[bytes]:
+    rows = batch.num_rows
+    column = batch.column
+    body_types = column("body_type")
+    if _all(pc.equal(body_types, "text")):
+        body = _TEXT_BODY
+        if column("text").null_count or column("bytes").null_count != rows:
+            raise _OtherShape
+    elif _all(pc.equal(body_types, "bytes")):
+        body = _BYTES_BODY
+        if column("text").null_count != rows:
+            raise _OtherShape
+    else:
+        raise _OtherShape
+    if column("object").null_count != rows or any(
+        column(name).null_count != rows for name in _ABSENT_COLUMNS
+    ):
+        raise _OtherShape
+    modes = column("delivery_mode")
+    priorities = column("priority")
+    if (
+        not _all(pc.is_in(modes, pa.array(list(_MODES))))
+        or priorities.null_count
+        or any(column(name).null_count for name in ("timestamp", "expiration", "delivery_time"))
+        or column("redelivered").null_count
+    ):
+        raise _OtherShape
+    bounds = pc.min_max(priorities).as_py()
+    if not 0 <= bounds["min"] <= bounds["max"] <= 9:
+        raise _OtherShape
+
+    # Header strings, in the codec's order: message ID, correlation ID, type, destination, text.
+    bits = _HAS_DESTINATION
+    strings: list[pa.Array | pa.Scalar] = []
+    lengths: list[np.ndarray | int] = []
+    for name, bit in (
+        ("message_id", _HAS_MESSAGE_ID),
+        ("correlation_id", _HAS_CORRELATION_STR),
+        ("type", _HAS_TYPE),
+    ):
+        if _present(column(name)):
+            bits |= bit
+            values = _binary(column(name))
+            strings.append(values)
+            lengths.append(_lengths(values))
+    kinds, names = _destinations(column("destination"), destination)
+    strings.append(names)
+    lengths.append(_lengths(names) if isinstance(names, pa.Array) else len(names.as_py()))
+    if body == _TEXT_BODY:
+        bits |= _HAS_TEXT
+        texts = _binary(column("text"))
+        strings.append(texts)
+        lengths.append(_lengths(texts))
+    properties = _Properties(column("properties"), rows)
+    for name in properties.names:
+        lengths.append(len(name))
+    if properties.names:
+        strings.append(pa.scalar(b"".join(properties.names), pa.large_binary()))
+
+    fixed = np.zeros(
+        rows, np.dtype([*_field_list(_HEADER), *((f"l{i}", ">u4") for i in range(len(lengths)))])
+    )
+    fixed["magic"] = _MAGIC
+    fixed["version"] = FORMAT_VERSION
+    fixed["body"] = body
+    fixed["mode"] = pc.equal(modes, "PERSISTENT").to_numpy(zero_copy_only=False) + 1
+    fixed["priority"] = priorities.to_numpy(zero_copy_only=False)
+    fixed["redelivered"] = column("redelivered").to_numpy(zero_copy_only=False)
+    fixed["bits"] = bits
+    fixed["destination_kind"] = kinds
+    fixed["reply_to_kind"] = _NO_DESTINATION
+    for name in ("timestamp", "expiration", "delivery_time"):
+        fixed[name] = column(name).to_numpy(zero_copy_only=False)
+    fixed["property_count"] = len(properties.names)
+    for index, length in enumerate(lengths):
+        fixed[f"l{index}"] = length
+    parts: list[pa.Array | pa.Scalar] = [_fixed_width(fixed), *strings, *properties.parts()]
+    if body == _BYTES_BODY:
+        data = _binary(column("bytes")).fill_null(b"")
+        parts += [_fixed_width(_lengths(data).astype(">u4").view(np.dtype([("l", ">u4")]))), data]
+    joined = pc.binary_join_element_wise(*parts, pa.scalar(b"", pa.large_binary()))
+    return joined.to_pylist()  # type: ignore[no-any-return]
+
+
+def _field_list(dtype: np.dtype) -> list[tuple[str, np.dtype]]:
+    return [(name, dtype.fields[name][0]) for name in dtype.names]
+
+
+def _destinations(
+    column: pa.Array, destination: Destination | None
+) -> tuple[np.ndarray | int, pa.Array | pa.Scalar]:
+    """(destination kind tags, destination names) of every row: ``destination``'s, or each
+    row's. The rows' names are parsed (once per distinct name) either way, as ``from_arrow``
+    parses them before a sink replaces them."""
+    encoded = pc.dictionary_encode(column)
+    try:
+        parsed = [Destination.parse(text) for text in encoded.dictionary.to_pylist()]
+    except JMSException:  # the general path words it
+        raise _OtherShape from None
+    if destination is not None:
+        kind = _DESTINATION_TAG.get(type(destination))
+        if kind is None:
+            raise _OtherShape
+        name = destination.name.encode("utf-8", "surrogatepass")
+        return kind, pa.scalar(name, pa.large_binary())
+    if column.null_count or any(type(place) not in _DESTINATION_TAG for place in parsed):
+        raise _OtherShape
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    kinds = np.array([_DESTINATION_TAG[type(place)] for place in parsed], np.uint8)
+    names = pa.array(
+        [place.name.encode("utf-8", "surrogatepass") for place in parsed], pa.large_binary()
+    )
+    return kinds[indices], names.take(pa.array(indices))
+
+
+class _Properties:
+    """Every row's properties, when they share names and types: the names (UTF-8), and the
+    parts of each row's value columns (tags, integers, doubles, String lengths, then the
+    Strings)."""
+
+    def __init__(self, properties: pa.Array, rows: int) -> None:
+        if properties.null_count or properties.offset:
+            raise _OtherShape
+        offsets = properties.offsets.to_numpy()
+        count = int(offsets[1] - offsets[0])
+        if not np.array_equal(offsets, np.arange(rows + 1) * count):
+            raise _OtherShape
+        self._count, self._rows = count, rows
+        self.names: list[bytes] = []
+        self._kinds: list[tuple[str, int | None]] = []
+        if not count:
+            return
+        keys, records = properties.keys, properties.items
+        if records.null_count:
+            raise _OtherShape
+        first_keys = keys.slice(0, count).to_pylist()
+        type_names = records.field("type")
+        first_types = type_names.slice(0, count).to_pylist()
+        repeated = np.tile(np.arange(count), rows)
+        if not (
+            _all(pc.equal(keys, pa.array(first_keys).take(repeated)))
+            and _all(pc.equal(type_names, pa.array(first_types).take(repeated)))
+        ):
+            raise _OtherShape
+        if len(set(first_keys)) != count or any(
+            name in JMSX_PROPERTY_TYPES
+            or property_name_error(name) is not None
+            or name.startswith("JMSX")
+            for name in first_keys
+        ):
+            raise _OtherShape
+        if any(type_name not in _PROPERTY_KINDS for type_name in first_types):
+            raise _OtherShape
+        # Exactly the field of its type set in every record (from_arrow refuses more or fewer).
+        set_fields = sum(len(records) - records.field(name).null_count for name in _VALUE_FIELDS)
+        if set_fields != len(records):
+            raise _OtherShape
+        self.names = [name.encode("utf-8", "surrogatepass") for name in first_keys]
+        self._kinds = [_PROPERTY_KINDS[type_name] for type_name in first_types]
+        self._records = records
+        for position, (field, tag) in enumerate(self._kinds):
+            values = self._values(position, field)
+            if values.null_count:
+                raise _OtherShape
+            if tag in _RANGES:
+                low, high = _RANGES[tag]
+                bounds = pc.min_max(values).as_py()
+                if not low <= bounds["min"] <= bounds["max"] <= high:
+                    raise _OtherShape
+
+    def _values(self, position: int, field: str) -> pa.Array:
+        """The values of property ``position`` of every row, from its value field."""
+        taken = np.arange(position, self._rows * self._count, self._count)
+        return self._records.field(field).take(pa.array(taken))
+
+    def parts(self) -> list[pa.Array]:
+        """The rows' value columns (``codec._encode_values``): tags, then integers as int64,
+        doubles as float64, String lengths as uint32, in one fixed-width part; then each
+        String."""
+        if not self._count:
+            return []
+        tags, integers, doubles, strings = [], [], [], []
+        for position, (field, tag) in enumerate(self._kinds):
+            values = self._values(position, field)
+            if tag is None:
+                tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
+            else:
+                tags.append(tag)
+            if field == "long":
+                integers.append(values.to_numpy(zero_copy_only=False))
+            elif field == "double":
+                doubles.append(values.to_numpy(zero_copy_only=False))
+            elif field == "string":
+                strings.append(_binary(values))
+        layout = [
+            *((f"t{i}", "u1") for i in range(len(tags))),
+            *((f"i{i}", ">i8") for i in range(len(integers))),
+            *((f"d{i}", ">f8") for i in range(len(doubles))),
+            *((f"s{i}", ">u4") for i in range(len(strings))),
+        ]
+        fixed = np.zeros(self._rows, np.dtype(layout))
+        for prefix, columns in (("t", tags), ("i", integers), ("d", doubles)):
+            for index, values in enumerate(columns):
+                fixed[f"{prefix}{index}"] = values
+        for index, values in enumerate(strings):
+            fixed[f"s{index}"] = _lengths(values)
+        return [_fixed_width(fixed), *strings]

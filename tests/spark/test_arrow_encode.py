@@ -1,0 +1,228 @@
+"""Rows encoded column by column (``arrow_to_encoded``, what a sink task sends) are byte for byte
+the encodings of the messages ``from_arrow`` makes of them (property-based, over batches of one
+shape, where it must take them, and over arbitrary messages, where it may decline); a batch it
+declines goes the general way, so every result and every refusal is the general path's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jms.errors import MessageFormatException
+from jms.message import (
+    BytesMessage,
+    DeliveryMode,
+    Destination,
+    Message,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    TextMessage,
+    Topic,
+)
+from jms.message.codec import encode
+from jms.message.message import property_name_error
+from jms.spark.arrow_encode import arrow_to_encoded
+from jms.spark.outgoing import OutgoingRows
+from jms.spark.rows import to_arrow
+from jms.spark.schema import MESSAGE_SCHEMA
+from jms.types import BYTE_RANGE, INT_RANGE, LONG_RANGE, SHORT_RANGE
+from tests.spark.spark_strategies import spark_messages, utf8_strings, value_record
+
+# Java type -> (setter, values)
+_PROPERTY_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+    "boolean": ("set_boolean_property", st.booleans()),
+    "byte": ("set_byte_property", st.integers(*BYTE_RANGE)),
+    "short": ("set_short_property", st.integers(*SHORT_RANGE)),
+    "int": ("set_int_property", st.integers(*INT_RANGE)),
+    "long": ("set_long_property", st.integers(*LONG_RANGE)),
+    "double": ("set_double_property", st.floats(allow_nan=True, allow_infinity=True)),
+    "String": ("set_string_property", utf8_strings),
+}
+_NAMES = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,5}", fullmatch=True).filter(
+    lambda name: property_name_error(name) is None and not name.startswith("JMS")
+)
+_PLACES = st.sampled_from(
+    [Queue("out"), Queue("out2"), Topic("news"), TemporaryQueue("tq"), TemporaryTopic("tt")]
+)
+_TIMES = st.integers(*LONG_RANGE)
+
+
+@st.composite
+def _one_shape(draw: st.DrawFn) -> list[Message]:
+    """Messages that share a shape: one body class, the same optional headers present, the same
+    property names and types in the same order; every value drawn apart."""
+    text_body = draw(st.booleans())
+    headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
+    names = draw(st.lists(_NAMES, unique=True, max_size=4))
+    kinds = [draw(st.sampled_from(sorted(_PROPERTY_KINDS))) for _ in names]
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(1, 6))):
+        message: Message
+        if text_body:
+            message = TextMessage(draw(utf8_strings))
+        else:
+            message = BytesMessage()
+            message.write_bytes(draw(st.binary(max_size=12)))
+        for header in headers:
+            value = draw(utf8_strings)
+            if header == "message_id":
+                message.set_jms_message_id("ID:" + value)
+            elif header == "correlation_id":
+                message.set_jms_correlation_id(value)
+            else:
+                message.set_jms_type(value)
+        message.set_jms_destination(draw(_PLACES))
+        message.set_jms_delivery_mode(
+            draw(st.sampled_from([DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT]))
+        )
+        message.set_jms_priority(draw(st.integers(0, 9)))
+        message.set_jms_timestamp(draw(_TIMES))
+        message.set_jms_expiration(draw(_TIMES))
+        message.set_jms_delivery_time(draw(_TIMES))
+        message.set_jms_redelivered(draw(st.booleans()))
+        for name, kind in zip(names, kinds, strict=True):
+            setter, values = _PROPERTY_KINDS[kind]
+            getattr(message, setter)(name, draw(values))
+        messages.append(message)
+    return messages
+
+
+def _general(rows: OutgoingRows, batch: pa.RecordBatch) -> list[bytes]:
+    return [encode(message) for message in rows.messages(batch)]
+
+
+def _without_count(batch: pa.RecordBatch) -> pa.RecordBatch:
+    index = batch.schema.get_field_index("delivery_count")
+    return batch.set_column(index, batch.schema.field(index), pa.nulls(batch.num_rows, pa.int32()))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_one_shape(), st.sampled_from([None, Queue("elsewhere"), TemporaryTopic("t")]))
+def test_rows_of_one_shape_are_encoded_by_column_as_their_messages_encode(
+    sent: list[Message], destination: Destination | None
+) -> None:
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, destination)
+    encoded = arrow_to_encoded(_without_count(batch), destination)
+    assert encoded is not None, "a batch of one shape must be encoded by column"
+    assert encoded == _general(rows, batch)
+    assert rows.encoded(batch) == encoded
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(spark_messages(), min_size=1, max_size=6), st.sampled_from([None, Queue("o")]))
+def test_any_rows_are_encoded_as_their_messages_encode_or_refused_alike(
+    sent: list[Message], destination: Destination | None
+) -> None:
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, destination)
+    encoded = arrow_to_encoded(_without_count(batch), destination)
+    try:
+        general = _general(rows, batch)
+    except MessageFormatException as error:
+        assert encoded is None
+        with pytest.raises(MessageFormatException) as refused:
+            rows.encoded(batch)
+        assert str(refused.value) == str(error)
+        return
+    assert encoded is None or encoded == general
+    assert rows.encoded(batch) == general
+
+
+def _sample() -> list[Message]:
+    messages = []
+    for n in range(3):
+        message = TextMessage(f"body {n}")
+        message.set_jms_message_id(f"ID:m{n}")
+        message.set_jms_destination(Queue("out"))
+        message.set_long_property("n", n)
+        message.set_string_property("region", "eu")
+        message.set_boolean_property("urgent", n % 2 == 0)
+        messages.append(message)
+    return messages
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("priority", 12, "JMSPriority must be an int from 0 to 9; got 12"),
+        ("delivery_mode", "SOMETIMES", "delivery_mode is 'SOMETIMES'"),
+        ("destination", "nowhere://x", "nowhere://x"),
+        ("bytes", b"\x01", "a 'text' message has no 'bytes' body"),
+        (
+            "properties",
+            [("n", value_record("int", long=2**40))],
+            "out of range",
+        ),
+        ("properties", [("JMSXGroupSeq", value_record("long", long=3))], "JMSXGroupSeq"),
+        ("properties", [("bad name", value_record("long", long=3))], "bad name"),
+    ],
+)
+@pytest.mark.parametrize("destination", [None, Queue("elsewhere")])
+def test_a_row_that_makes_no_message_is_refused_as_the_general_path_refuses_it(
+    column: str, value: Any, reason: str, destination: Destination | None
+) -> None:
+    rows = to_arrow(_sample()).to_pylist()
+    rows[1][column] = value
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(_sample()).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, destination)
+    assert arrow_to_encoded(_without_count(batch), destination) is None
+    with pytest.raises(MessageFormatException, match="row 1") as general:
+        _general(outgoing, batch)
+    with pytest.raises(MessageFormatException) as refused:
+        outgoing.encoded(batch)
+    assert str(refused.value) == str(general.value)
+    assert reason in str(refused.value)
+
+
+def _varied(index: int, message: Message) -> None:
+    """A change to one message that gives the batch another shape (still valid)."""
+    if index == 0:
+        message.set_int_property("extra", 1)
+    elif index == 1:
+        message.set_jms_reply_to(Queue("replies"))
+    elif index == 2:
+        message.set_jms_correlation_id_as_bytes(b"\x01")
+    elif index == 3:
+        message.clear_properties()
+    else:
+        message.set_float_property("n", 0.5)
+
+
+@pytest.mark.parametrize("change", range(5))
+def test_rows_of_another_shape_go_the_general_way_to_the_same_bytes(change: int) -> None:
+    sent = _sample()
+    _varied(change, sent[1])
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(_without_count(batch), None) is None
+    assert rows.encoded(batch) == [encode(message) for message in sent]
+
+
+def test_mixed_bodies_a_sliced_batch_and_no_rows() -> None:
+    data = BytesMessage()
+    data.write_bytes(b"\x00")
+    data.set_jms_destination(Queue("out"))
+    rows = OutgoingRows(MESSAGE_SCHEMA, None)
+    (mixed,) = to_arrow([*_sample(), data]).to_batches()
+    assert arrow_to_encoded(_without_count(mixed), None) is None
+    assert rows.encoded(mixed) == [encode(m) for m in [*_sample(), data]]
+    sliced = to_arrow(_sample()).to_batches()[0].slice(1)
+    assert rows.encoded(sliced) == [encode(m) for m in _sample()[1:]]
+    assert arrow_to_encoded(_without_count(sliced).slice(0, 0), None) == []
+
+
+def test_a_sink_task_encodes_its_rows_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    (batch,) = to_arrow(_sample()).to_batches()
+    assert OutgoingRows(MESSAGE_SCHEMA, Queue("out")).encoded(batch) == [
+        encode(message) for message in _sample()
+    ]
