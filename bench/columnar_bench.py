@@ -1,4 +1,5 @@
-"""Codec bytes to Arrow: ``encoded_to_arrow`` against ``to_arrow([decode(m) ...])``.
+"""Codec bytes to Arrow and back: ``encoded_to_arrow`` against ``to_arrow([decode(m) ...])``, and
+``arrow_to_encoded`` against ``[encode(m) for m in from_arrow(batch)]``.
 
 100,000 PERSISTENT 1 KiB TextMessages with a message ID, a destination, a timestamp and three
 typed properties (an int, a String, a double), encoded once. The baseline, measured in the same
@@ -6,7 +7,10 @@ run, decodes each into a ``Message`` and builds the rows with ``to_arrow`` (what
 did); ``encoded_to_arrow`` reads the bytes straight into Arrow. Both run in batches of 1,000 and
 10,000 messages (a source page); the best of ``--repeat`` runs counts. Times are CPU time of this
 process (``time.process_time``, every thread counted), which a machine shared with other work
-disturbs far less than wall time; messages per CPU second is the source's cost.
+disturbs far less than wall time; messages per CPU second is the source's cost. The second table
+is the sink's direction: the same messages as ``MESSAGE_SCHEMA`` Arrow batches, encoded by
+``arrow_to_encoded`` (column by column) against ``from_arrow`` and ``encode`` (a message per row,
+what a sink task did).
 Run: ``python bench/columnar_bench.py [--messages 100000] [--repeat 3]``.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 from rich.console import Console
@@ -22,8 +27,9 @@ from rich.table import Table
 
 from jms.message import Queue, TextMessage
 from jms.message.codec import decode, encode
+from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.columnar import encoded_to_arrow
-from jms.spark.rows import to_arrow
+from jms.spark.rows import from_arrow, to_arrow
 
 BATCH_SIZES = (1_000, 10_000)
 
@@ -53,20 +59,30 @@ def baseline(batch: Sequence[bytes]) -> pa.RecordBatch:
     return to_arrow([decode(data) for data in batch]).combine_chunks().to_batches()[0]
 
 
+def encode_by_message(batch: pa.RecordBatch) -> list[bytes]:
+    return [encode(message) for message in from_arrow(batch)]
+
+
+def encode_by_column(batch: pa.RecordBatch) -> list[bytes] | None:
+    return arrow_to_encoded(batch, None)
+
+
 def best_rate(
-    convert: Callable[[Sequence[bytes]], object],
-    encoded: list[bytes],
-    batch_size: int,
-    repeat: int,
+    convert: Callable[[Any], object], batches: Sequence[Any], count: int, repeat: int
 ) -> float:
-    """Messages per CPU second of the fastest of ``repeat`` passes over all of ``encoded``."""
+    """Messages per CPU second of the fastest of ``repeat`` passes over ``batches`` (``count``
+    messages in all)."""
     best = float("inf")
     for _ in range(repeat):
         started = time.process_time()
-        for start in range(0, len(encoded), batch_size):
-            convert(encoded[start : start + batch_size])
+        for batch in batches:
+            convert(batch)
         best = min(best, time.process_time() - started)
-    return len(encoded) / best
+    return count / best
+
+
+def sliced(encoded: list[bytes], batch_size: int) -> list[list[bytes]]:
+    return [encoded[start : start + batch_size] for start in range(0, len(encoded), batch_size)]
 
 
 def main() -> None:
@@ -86,13 +102,28 @@ def main() -> None:
     table.add_column("to_arrow(decode) msg/CPU-s", justify="right")
     table.add_column("encoded_to_arrow msg/CPU-s", justify="right")
     table.add_column("speed-up", justify="right")
+    count = len(encoded)
     for batch_size in BATCH_SIZES:
-        slow = best_rate(baseline, encoded, batch_size, arguments.repeat)
-        fast = best_rate(encoded_to_arrow, encoded, batch_size, arguments.repeat)
+        pages = sliced(encoded, batch_size)
+        slow = best_rate(baseline, pages, count, arguments.repeat)
+        fast = best_rate(encoded_to_arrow, pages, count, arguments.repeat)
         table.add_row(f"{batch_size:,}", f"{slow:,.0f}", f"{fast:,.0f}", f"{fast / slow:.1f}x")
     console = Console()
     console.print(table)
-    decoding = best_rate(decode_only, encoded, BATCH_SIZES[-1], arguments.repeat)
+    back = Table(title="Arrow → codec bytes (a sink task's work), the same messages")
+    back.add_column("batch size", justify="right")
+    back.add_column("from_arrow + encode msg/CPU-s", justify="right")
+    back.add_column("arrow_to_encoded msg/CPU-s", justify="right")
+    back.add_column("speed-up", justify="right")
+    for batch_size in BATCH_SIZES:
+        batches = [encoded_to_arrow(page) for page in sliced(encoded, batch_size)]
+        if encode_by_column(batches[0]) != encode_by_message(batches[0]):
+            raise SystemExit("arrow_to_encoded and the baseline disagree on the bench messages")
+        slow = best_rate(encode_by_message, batches, count, arguments.repeat)
+        fast = best_rate(encode_by_column, batches, count, arguments.repeat)
+        back.add_row(f"{batch_size:,}", f"{slow:,.0f}", f"{fast:,.0f}", f"{fast / slow:.1f}x")
+    console.print(back)
+    decoding = best_rate(decode_only, sliced(encoded, BATCH_SIZES[-1]), count, arguments.repeat)
     console.print(
         f"For scale: decode alone, no Arrow, {decoding:,.0f} msg/CPU-s in this run "
         "(CPU time, so a shared machine disturbs it less than wall time, but it still slows it)."
