@@ -11,6 +11,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 
 from jms.errors import MessageFormatException
 from jms.message import (
@@ -226,3 +228,91 @@ def test_a_sink_task_encodes_its_rows_by_column(monkeypatch: pytest.MonkeyPatch)
     assert OutgoingRows(MESSAGE_SCHEMA, Queue("out")).encoded(batch) == [
         encode(message) for message in _sample()
     ]
+
+
+# (column, Arrow type, setter, values) of simple-layout property columns.
+_SIMPLE_PROPERTIES: list[tuple[str, pa.DataType, str, st.SearchStrategy[Any]]] = [
+    ("flag", pa.bool_(), "set_boolean_property", st.booleans()),
+    ("tiny", pa.int8(), "set_byte_property", st.integers(*BYTE_RANGE)),
+    ("small", pa.int16(), "set_short_property", st.integers(*SHORT_RANGE)),
+    ("count", pa.int32(), "set_int_property", st.integers(*INT_RANGE)),
+    ("n", pa.int64(), "set_long_property", st.integers(*LONG_RANGE)),
+    ("amount", pa.float64(), "set_double_property", st.floats()),
+    ("region", pa.string(), "set_string_property", utf8_strings),
+]
+
+
+@st.composite
+def _simple_batches(draw: st.DrawFn) -> tuple[pa.RecordBatch, StructType]:
+    """Simple-layout rows: a body column, some header columns, some property columns (with or
+    without nulls: a null leaves the property unset, so such rows differ in shape)."""
+    text_body = draw(st.booleans())
+    body_column = draw(st.sampled_from(["value", "text"])) if text_body else "value"
+    headers = draw(
+        st.lists(
+            st.sampled_from(["destination", "correlation_id", "type", "priority", "delivery_mode"]),
+            unique=True,
+        )
+    )
+    properties = draw(st.lists(st.sampled_from(_SIMPLE_PROPERTIES), unique=True))
+    nulls = draw(st.booleans())
+    header_values = {
+        "destination": st.sampled_from(["queue://a", "topic://b", "temp-queue://c"]),
+        "correlation_id": st.none() | utf8_strings,
+        "type": st.none() | utf8_strings,
+        "priority": st.none() | st.integers(0, 9),
+        "delivery_mode": st.sampled_from([None, "PERSISTENT", "NON_PERSISTENT"]),
+    }
+    header_types = {"priority": pa.int32()}
+    rows = []
+    for _ in range(draw(st.integers(1, 6))):
+        row: dict[str, Any] = {
+            body_column: draw(utf8_strings) if text_body else draw(st.binary(max_size=10))
+        }
+        for name in headers:
+            row[name] = draw(header_values[name])
+        for name, _, _, values in properties:
+            row[name] = draw((st.none() | values) if nulls else values)
+        rows.append(row)
+    arrow = pa.schema(
+        [
+            (body_column, pa.string() if text_body else pa.binary()),
+            *((name, header_types.get(name, pa.string())) for name in headers),
+            *((name, arrow_type) for name, arrow_type, _, _ in properties),
+        ]
+    )
+    return pa.RecordBatch.from_pylist(rows, schema=arrow), from_arrow_schema(arrow)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_simple_batches(), st.sampled_from([None, Queue("elsewhere")]))
+def test_simple_rows_are_encoded_as_the_messages_they_make(
+    drawn: tuple[pa.RecordBatch, StructType], destination: Destination | None
+) -> None:
+    batch, schema = drawn
+    if destination is None and "destination" not in schema.fieldNames():
+        destination = Queue("out")
+    rows = OutgoingRows(schema, destination)
+    assert rows.encoded(batch) == _general(rows, batch)
+
+
+def test_simple_rows_of_one_shape_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    batch = pa.RecordBatch.from_pylist(
+        [{"value": f"v{n}", "priority": n, "n": n, "region": "eu"} for n in range(3)],
+        schema=pa.schema(
+            [
+                ("value", pa.string()),
+                ("priority", pa.int32()),
+                ("n", pa.int64()),
+                ("region", pa.string()),
+            ]
+        ),
+    )
+    rows = OutgoingRows(from_arrow_schema(batch.schema), Queue("out"))
+    expected = _general(rows, batch)
+
+    def general(*arguments: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
+    assert rows.encoded(batch) == expected

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.types import (
     BinaryType,
@@ -42,7 +43,7 @@ from jms.message import JMSX_PROPERTY_TYPES, BytesMessage, Destination, Message,
 from jms.message.codec import encode
 from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.rows import from_arrow
-from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA
+from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA, VALUE_FIELD_OF_TYPE
 from jms.types import Byte, Double, Float, Int, Long, Short
 
 __all__ = ["OutgoingRows"]
@@ -68,6 +69,22 @@ _HEADERS: Final[dict[str, DataType]] = {
     "reply_to": StringType(),
 }
 _DELIVERY_MODES: Final = {name: mode for mode, name in DELIVERY_MODE_NAMES.items()}
+#: The Java type of a property column's values, where ``arrow_to_encoded`` takes it.
+_JAVA_TYPE_NAMES: Final[dict[Callable[[Any], Any], str]] = {
+    bool: "boolean",
+    Byte: "byte",
+    Short: "short",
+    Int: "int",
+    Long: "long",
+    Double: "double",
+    str: "String",
+}
+_VALUE_FIELD_TYPES: Final = {
+    "boolean": pa.bool_(),
+    "long": pa.int64(),
+    "double": pa.float64(),
+    "string": pa.string(),
+}
 
 
 def _same_type(left: DataType, right: DataType) -> bool:
@@ -202,8 +219,11 @@ class OutgoingRows:
         if self._simple is None:
             batch = _without_delivery_count(batch)
             encoded = arrow_to_encoded(batch, self._destination)
-            if encoded is not None:
-                return encoded
+        else:
+            rows = _as_message_rows(self._simple, batch)
+            encoded = None if rows is None else arrow_to_encoded(rows, self._destination)
+        if encoded is not None:
+            return encoded
         return [encode(message) for message in self._messages(batch)]
 
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
@@ -264,6 +284,81 @@ class OutgoingRows:
                     f"row {index} does not make a message: {error}"
                 ) from error
             yield message
+
+
+def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch | None:
+    """The simple rows of ``batch`` as the ``MESSAGE_SCHEMA`` columns ``arrow_to_encoded``
+    reads (a new message's defaults where a header column is absent or null), when every row
+    sets the same properties: no JMSX or float column, no null in a property column. Else None:
+    the rows' properties differ from row to row, so they go message by message."""
+    rows = batch.num_rows
+    if simple.checked_properties or any(
+        batch.column(name).null_count for name, _ in simple.properties
+    ):
+        return None
+    type_names = [_JAVA_TYPE_NAMES.get(value_of) for _, value_of in simple.properties]
+    if None in type_names:
+        return None
+    names = [name for name, _ in simple.properties]
+
+    def header(name: str, default: Any = None) -> pa.Array:
+        if name not in simple.headers:
+            return pa.nulls(rows, pa.string()) if default is None else pa.repeat(default, rows)
+        column = batch.column(name)
+        return column if default is None else column.fill_null(default)
+
+    body = batch.column(simple.body)
+    columns = {
+        "body_type": pa.repeat(pa.scalar("text" if simple.body_is_text else "bytes"), rows),
+        "text": body if simple.body_is_text else pa.nulls(rows, pa.string()),
+        "bytes": pa.nulls(rows, pa.binary()) if simple.body_is_text else body,
+        "message_id": pa.nulls(rows, pa.string()),
+        "correlation_id": header("correlation_id"),
+        "type": header("type"),
+        "destination": header("destination"),
+        "reply_to": header("reply_to"),
+        "delivery_mode": header("delivery_mode", pa.scalar("PERSISTENT")),
+        "priority": header("priority", pa.scalar(Message.DEFAULT_PRIORITY, pa.int32())),
+        "timestamp": pa.repeat(pa.scalar(0, pa.int64()), rows),
+        "expiration": pa.repeat(pa.scalar(0, pa.int64()), rows),
+        "delivery_time": pa.repeat(pa.scalar(0, pa.int64()), rows),
+        "redelivered": pa.repeat(pa.scalar(False), rows),
+        "properties": _property_map(
+            rows, [batch.column(name) for name in names], names, type_names
+        ),
+        **{
+            name: pa.nulls(rows)
+            for name in ("correlation_id_bytes", "delivery_count", "map", "stream", "object")
+        },
+    }
+    return pa.RecordBatch.from_arrays(list(columns.values()), list(columns))
+
+
+def _property_map(
+    rows: int, columns: list[pa.Array], names: list[str], type_names: list[str]
+) -> pa.Array:
+    """The ``properties`` map of ``rows`` rows that each set every one of ``names``, of these
+    Java types, to the row's value in ``columns``."""
+    count = len(columns)
+    # Row after row, property after property: entry (row, position) comes from columns[position].
+    order = pa.array((np.arange(count)[None, :] * rows + np.arange(rows)[:, None]).ravel())
+    fields = {}
+    for field, arrow_type in _VALUE_FIELD_TYPES.items():
+        parts = [
+            column.cast(arrow_type)
+            if VALUE_FIELD_OF_TYPE[type_name] == field
+            else pa.nulls(rows, arrow_type)
+            for column, type_name in zip(columns, type_names, strict=True)
+        ]
+        fields[field] = pa.concat_arrays(parts).take(order) if parts else pa.array([], arrow_type)
+    positions = pa.array(np.tile(np.arange(count), rows))
+    items = pa.StructArray.from_arrays(
+        [pa.array(type_names, pa.string()).take(positions), *fields.values()],
+        ["type", *fields],
+    )
+    keys = pa.array(names, pa.string()).take(positions)
+    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * count)
+    return pa.MapArray.from_arrays(offsets, keys, items)
 
 
 def _without_delivery_count(batch: pa.RecordBatch) -> pa.RecordBatch:
