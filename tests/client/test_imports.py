@@ -22,6 +22,8 @@ def test_the_client_and_the_spark_source_import_no_broker_engine() -> None:
     loaded = _loaded_after("import jms, jms.client\nimport jms.spark.datasource")
     assert "jms.client.stomp_transport" in loaded
     assert not loaded & set(_ENGINE)
+    # Nor the sink's encoder (numpy's and Arrow's compute layer): writers import it when made.
+    assert not loaded & {"jms.spark.sink", "jms.spark.arrow_encode", "pyarrow.compute"}
 
 
 def test_the_engine_comes_with_the_first_embedded_broker() -> None:

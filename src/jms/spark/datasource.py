@@ -22,7 +22,6 @@ from pyspark.sql.types import StructType
 
 from jms.spark.options import SinkOptions, SourceOptions
 from jms.spark.schema import MESSAGE_SCHEMA
-from jms.spark.sink import JmsBatchWriter, JmsStreamWriter
 from jms.spark.source import JmsBatchReader, JmsStreamReader
 
 if TYPE_CHECKING:
@@ -65,11 +64,17 @@ class JmsDataSource(DataSource):
         _check_read_schema(schema)
         return JmsStreamReader(SourceOptions.parse(self.options, streaming=True))
 
+    # The writers come with their first use: the Python process Spark starts for each streaming
+    # query's source imports this module and needs none of their encoding machinery.
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from jms.spark.sink import JmsBatchWriter
+
         _check_append(overwrite)
         return JmsBatchWriter(SinkOptions.parse(self.options, streaming=False), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        from jms.spark.sink import JmsStreamWriter
+
         _check_append(overwrite)
         return JmsStreamWriter(SinkOptions.parse(self.options, streaming=True), schema)
 
