@@ -28,7 +28,10 @@ the pipeline's throughput):
   process per query that imports PySpark). The streaming read pays it once per query; the
   script prints the streaming figure with it taken out too;
 - **sink**: the Parquet file → ``write.format("jms")`` into a fresh queue per run; the script
-  checks that N messages arrived.
+  checks that N messages arrived;
+- **Python sink floor**: the Parquet file → a Python Arrow writer that takes every batch and does
+  nothing with it (``CountingSink``): what PySpark's hand-over of the rows to any Python sink
+  costs before the sink does anything. The script prints it next to the sink.
 
 Each figure is N divided by the wall time of the job; repeatable figures are the best of
 ``--repeat`` runs. The table shows each figure's ratio to the floor next to its goal.
@@ -183,6 +186,28 @@ def one_row_source() -> type:
     return OneRowSource
 
 
+def counting_sink() -> type:
+    """A Python data source whose writer takes every Arrow batch Spark hands it and does
+    nothing with it (defined in ``__main__``, so Spark ships it by value)."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class CountingWriter(DataSourceArrowWriter):
+        def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+            for _batch in iterator:  # taken from Spark (the hand-over measured) and dropped
+                pass
+            return WriterCommitMessage()
+
+    class CountingSink(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "counting"
+
+        def writer(self, schema: object, overwrite: bool) -> CountingWriter:
+            return CountingWriter()
+
+    return CountingSink
+
+
 class Jobs:
     """The timed Spark jobs of one session against the broker at ``url``; each returns seconds."""
 
@@ -263,6 +288,11 @@ class Jobs:
         )
         return time.perf_counter() - began
 
+    def python_sink_floor(self, source: Path) -> float:
+        began = time.perf_counter()
+        self.spark.read.parquet(str(source)).write.format("counting").mode("append").save()
+        return time.perf_counter() - began
+
     def rows(self, output: Path) -> int:
         return self.spark.read.parquet(str(output)).count()
 
@@ -339,6 +369,7 @@ def main() -> None:
             spark.sparkContext.setLogLevel("ERROR")
             jms.spark.register(spark)
             spark.dataSource.register(one_row_source())
+            spark.dataSource.register(counting_sink())
             jobs = Jobs(spark, url)
             rows = root / "rows.parquet"
             spark.createDataFrame(table, schema=MESSAGE_SCHEMA).write.parquet(str(rows))
@@ -350,6 +381,7 @@ def main() -> None:
             jobs.sink(root / "warmup", "warmup-sink")
             jobs.streaming_read("warmup", root / "warmup-stream", args.per_trigger)
             jobs.python_stream_floor(root / "warmup-one-row")
+            jobs.python_sink_floor(root / "warmup")
 
             floor = best(args.repeat, lambda run: jobs.parquet_to_parquet(rows, root / "floor"))
             assert jobs.rows(root / "floor") == messages
@@ -368,6 +400,7 @@ def main() -> None:
                 args.repeat, lambda run: jobs.python_stream_floor(root / f"one-row-{run}")
             )
             sink = best(args.repeat, lambda run: jobs.sink(rows, f"sink-{run}"))
+            python_sink = best(args.repeat, lambda run: jobs.python_sink_floor(rows))
             arrived = depths(url)
             sunk = [arrived.get(f"queue://sink-{run}", 0) for run in range(args.repeat)]
         finally:
@@ -400,6 +433,10 @@ def main() -> None:
         )
         + f"; offsets per trigger: {per_trigger}; the queues hold {left:,} afterwards "
         + ("(every message consumed)" if left == 0 else "[red](not every message consumed)[/red]"),
+        f"Python sink floor: the Parquet rows handed to a Python Arrow writer that does nothing "
+        f"with them take {python_sink:.2f} s, {floor / python_sink:.2f}× the floor (PySpark's "
+        f"hand-over of the rows to any Python sink); the sink took {sink - python_sink:.2f} s "
+        "more",
         "sink: "
         + ", ".join(f"queue://sink-{run} received {count:,}" for run, count in enumerate(sunk))
         + (
