@@ -47,6 +47,7 @@ should own beyond the in-memory window (the store decides durability).
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -54,7 +55,7 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
@@ -167,6 +168,13 @@ _PUBLISH_ATTEMPTS = 3
 
 # JMSXDeliveryCount of nearly every delivery; an Int is immutable, so all of them may share it.
 _FIRST_DELIVERY_COUNT = Int(1)
+# A Delivery made from its fields without the named tuple's __new__, a Python function: one is
+# made for every message delivered.
+_new_delivery = functools.partial(tuple.__new__, Delivery)
+# Bound once: a class attribute costs two lookups on every use, and this runs per message.
+_PERSISTENT: Final = DeliveryMode.PERSISTENT
+# No message's destination: what send_many's lookup of the last one starts from.
+_NOT_ROUTED: Final = object()
 
 #: Name of the provider property holding where a dead-lettered or expired message was sent.
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
@@ -518,12 +526,20 @@ class Broker:
         closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
         with self._lock:
             work = _Work(self._clock())
+            # The messages of one read nearly all go to one destination: its state is looked up
+            # once. A temporary one is looked up each time (routing may close the connection
+            # that owns it, deleting it).
+            routed_to: object = _NOT_ROUTED
+            target: QueueDestination | TopicDestination | None = None
             try:
                 for message in messages:
                     connection = self._connection(connection_id)
-                    target = self._target_for_send(message)
+                    if message._destination is not routed_to:
+                        target = self._target_for_send(message)
+                        routed_to = _NOT_ROUTED if target.temporary else message._destination
+                    assert target is not None
                     closed += self._route(connection, target, message, work, audit=audit)
-                    persistent = persistent or message._delivery_mode == DeliveryMode.PERSISTENT
+                    persistent = persistent or message._delivery_mode == _PERSISTENT
                     sent += 1
             except JMSException as error:
                 refusal = error
@@ -1867,7 +1883,7 @@ class Broker:
     ) -> None:
         seq = self._next_seq(state)
         gate = state.gate(seq)
-        persistent = message._delivery_mode == DeliveryMode.PERSISTENT
+        persistent = message._delivery_mode == _PERSISTENT
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
@@ -2130,7 +2146,7 @@ class Broker:
         )
         message._redelivered = count > 1
         try:
-            consumer.sink(Delivery(consumer.id, tag, entry.seq, message, recorded))
+            consumer.sink(_new_delivery((consumer.id, tag, entry.seq, message, recorded)))
         except Exception:
             logger.exception(
                 "the delivery sink of consumer %s failed; message %s of %s stays in flight until "

@@ -35,7 +35,7 @@ from jms.message import (
 from jms.message.codec import decode, encode
 from jms.message.message import property_name_error
 from jms.stomp.frames import FRAME_END, Version, encode_frame, escape_header
-from jms.types import parse_int, parse_long, to_java_string
+from jms.types import Int, parse_int, parse_long, to_java_string
 
 __all__ = [
     "DESTINATION_PREFIXES",
@@ -67,6 +67,9 @@ DESTINATION_PREFIXES: Final = {
 }
 
 # Headers that are part of the protocol or of this mapping, never properties.
+# Bound once: a class attribute costs two lookups on every use, and these run per message.
+_PERSISTENT: Final = DeliveryMode.PERSISTENT
+_NON_PERSISTENT: Final = DeliveryMode.NON_PERSISTENT
 _NOT_PROPERTIES: Final = frozenset(
     {
         "destination",
@@ -227,11 +230,7 @@ def message_from_frame(
     message._destination = destination
     if new_id is not None:
         message._message_id = new_id()
-    message._delivery_mode = (
-        DeliveryMode.PERSISTENT
-        if headers.get("persistent") == "true"
-        else DeliveryMode.NON_PERSISTENT
-    )
+    message._delivery_mode = _PERSISTENT if headers.get("persistent") == "true" else _NON_PERSISTENT
     value = headers.get("priority")
     if value is not None:
         message._priority = _priority_header(value)
@@ -250,6 +249,8 @@ def message_from_frame(
         except InvalidDestinationException:
             properties[property_for_header("reply-to")] = value
     for name, value in headers.items():
+        if name in _NOT_PROPERTIES:  # checked first: destination and content-length come always
+            continue
         carried = _property_carried_by(name)
         if carried is None:
             continue
@@ -330,7 +331,6 @@ _REMEMBERED_PROPERTY_HEADERS: Final = 1024  # per MessageFrames
 # Enum members looked up once: an attribute of an Enum class costs a lookup on every use.
 _V1_0: Final = Version.V1_0
 _V1_1: Final = Version.V1_1
-_PERSISTENT: Final = DeliveryMode.PERSISTENT
 _PERSISTENT_LINE: Final = "persistent:true\n"
 
 
@@ -416,11 +416,16 @@ class MessageFrames:
         if message._type is not None:
             lines.append(f"type:{escape_header(message._type, version)}\n")
         for name, value in message._properties.items():
-            text = value if type(value) is str else to_java_string(value)
-            if isinstance(value, str):
-                # Strings and Characters may hold anything; the other types are written in
-                # digits, signs, '.', 'E' and words, which need no escape.
-                text = escape_header(text, version)
+            # Strings and Characters may hold anything; the other types are written in digits,
+            # signs, '.', 'E' and words, which need no escape.
+            if type(value) is str:
+                text = escape_header(value, version)
+            elif type(value) is Int:  # JMSXDeliveryCount, in every frame
+                text = int.__repr__(value)
+            else:
+                text = to_java_string(value)
+                if isinstance(value, str):
+                    text = escape_header(text, version)
             header = self._property_headers.get(name)
             if header is None:
                 header = self._property_header(name)

@@ -93,7 +93,7 @@ from jms.stomp.negotiation import HeartBeatOffer
 from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, packed_parts
 from jms.stomp.parser import FrameLimits
 from jms.stomp.tls import certificate_subject
-from jms.store import Completion
+from jms.store import DONE, Completion
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
@@ -1033,7 +1033,8 @@ class _ClientConnection(asyncio.Protocol):
         pending, self._pending = self._pending, []
         if not pending or self._broker_id is None or self._closing:
             return
-        gates = [d.recorded for d in pending if not d.recorded.done()]
+        # DONE is the most common (a message not stored): compared before asking it.
+        gates = [d.recorded for d in pending if d.recorded is not DONE and not d.recorded.done()]
         if gates or self._held:
             # The broker records each delivery of a stored message before it may be seen.
             self._held.append((gates, pending))
