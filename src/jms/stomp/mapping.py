@@ -218,11 +218,9 @@ def message_from_frame(
                 "send it as bytes (with content-length and without amq-msg-type:text)"
             ) from None
     elif kind == "bytes":
-        message = BytesMessage()
-        # Written and reset: read-only from its first byte, sharing the frame's immutable body
-        # (the broker's copies for its consumers share it too).
-        message._data = body
-        message._reading = True
+        # Read-only from its first byte, sharing the frame's immutable body (the broker's copies
+        # for its consumers share it too).
+        message = BytesMessage._holding(body)
     else:
         raise MessageFormatException(
             f"header amq-msg-type:{kind!r} is not a message type; use text or bytes"

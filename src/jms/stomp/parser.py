@@ -305,7 +305,9 @@ class FrameParser:
         else:
             self._pos = end + 1
             self._frame_ended = True
-        return _new_frame((command, tuple(headers), bytes(buffer[section_end:end])))
+        # The body copied once, through a view (a slice of the bytearray would be a second copy);
+        # the view is released before this returns, so the buffer may be resized again.
+        return _new_frame((command, tuple(headers), bytes(memoryview(buffer)[section_end:end])))
 
     def _await_body(
         self,

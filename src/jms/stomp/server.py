@@ -468,6 +468,7 @@ class _ClientConnection(asyncio.Protocol):
         self._answers_later = False
         self._last_read = time.monotonic()
         self._last_write = self._last_read
+        self._read_ms = 0  # when the read being handled was taken up (wall clock, ms)
         self._timer: asyncio.TimerHandle | None = None
         self._abort_timer: asyncio.TimerHandle | None = None
 
@@ -561,6 +562,8 @@ class _ClientConnection(asyncio.Protocol):
         # are taken out of the list when it has been handled.
         completions: list[Completion] = []
         sends = False
+        # The JMSTimestamp of this read's plain SENDs: the frames of one read arrived together.
+        self._read_ms = wall_clock_ms()
         try:
             with self._collecting(completions):
                 for event in events:
@@ -1250,7 +1253,7 @@ class _ClientConnection(asyncio.Protocol):
             frame.body,
             destination,
             self._resolve_reply_to,
-            wall_clock_ms(),
+            self._read_ms,
             self._localize_inbound,
             self._new_message_id,
         )
