@@ -3,16 +3,16 @@ transactions, priority, expiry, delivery delay, redelivery with dead letters, gr
 
 Concurrency: one lock, no threads of its own but a timer. Every public method takes the broker's
 single lock, does a short piece of bookkeeping (dict and heap operations, selector evaluation, one
-message copy per delivery), hands new deliveries to the consumers' sinks, submits one store batch,
-and releases the lock; waiting for the store's durability happens after the lock is released.
-Python runs one thread at a time anyway, so finer locks would buy contention bugs, not speed; one
-lock makes every invariant (an entry is ready, scheduled, in flight to exactly one consumer, or
-gone; credit sums match) hold between calls. The same core therefore serves threads (the
-in-process transport) and an asyncio server (a STOMP front end calls these methods from its loop
-or an executor; its sinks schedule frame writes). Sinks run under the lock, so they must return
-at once and must never call back into the broker. Time-driven work (delivery delay, redelivery
-delay, expiry) runs on one ``DeadlineTimer`` thread per broker; reading paged-out messages back
-from the store runs on one ``Pager`` thread.
+message copy per delivery unless the consumer only reads), hands new deliveries to the consumers'
+sinks, submits one store batch, and releases the lock; waiting for the store's durability happens
+after the lock is released. Python runs one thread at a time anyway, so finer locks would buy
+contention bugs, not speed; one lock makes every invariant (an entry is ready, scheduled, in flight
+to exactly one consumer, or gone; credit sums match) hold between calls. The same core therefore
+serves threads (the in-process transport) and an asyncio server (a STOMP front end calls these
+methods from its loop or an executor; its sinks schedule frame writes). Sinks run under the lock, so
+they must return at once and must never call back into the broker. Time-driven work (delivery delay,
+redelivery delay, expiry) runs on one ``DeadlineTimer`` thread per broker; reading paged-out
+messages back from the store runs on one ``Pager`` thread.
 
 Durability. A PERSISTENT message on a queue or durable subscription is appended to the store in
 the batch its ``send`` (or commit) waits for. Before such a message is handed to a consumer the
@@ -60,7 +60,13 @@ from urllib.parse import quote
 
 from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
-from jms.broker.delivery import DEFAULT_BROWSE_PAGE, BrowsePage, Delivery, EncodedBrowsePage
+from jms.broker.delivery import (
+    DEFAULT_BROWSE_PAGE,
+    BrowsePage,
+    Delivery,
+    EncodedBrowsePage,
+    delivered_copy,
+)
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.memory import (
     DEFAULT_MAX_MEMORY,
@@ -130,7 +136,7 @@ from jms.store import (
     StoredEntry,
     StoreOperation,
 )
-from jms.types import Int, Long
+from jms.types import Long
 
 __all__ = [
     "DEAD_LETTER_REASON",
@@ -166,8 +172,6 @@ _SLOW_CONSUMER_SHARE = 0.125
 # Reads of a publish_staged before the marker queue it names stops changing under it.
 _PUBLISH_ATTEMPTS = 3
 
-# JMSXDeliveryCount of nearly every delivery; an Int is immutable, so all of them may share it.
-_FIRST_DELIVERY_COUNT = Int(1)
 # A Delivery made from its fields without the named tuple's __new__, a Python function: one is
 # made for every message delivered.
 _new_delivery = functools.partial(tuple.__new__, Delivery)
@@ -2139,14 +2143,14 @@ class Broker:
         assert consumer is not None
         tag = next(self._tags)
         self._in_flight[tag] = (entry, queue)
-        message = entry.message._copy()
         count = entry.delivery_count + 1
-        message._properties["JMSXDeliveryCount"] = (
-            _FIRST_DELIVERY_COUNT if count == 1 else Int(count)
+        message = (
+            entry.message
+            if consumer.spec.read_only_messages
+            else delivered_copy(entry.message, count)
         )
-        message._redelivered = count > 1
         try:
-            consumer.sink(_new_delivery((consumer.id, tag, entry.seq, message, recorded)))
+            consumer.sink(_new_delivery((consumer.id, tag, entry.seq, message, recorded, count)))
         except Exception:
             logger.exception(
                 "the delivery sink of consumer %s failed; message %s of %s stays in flight until "

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from jms.broker.delivery import DELIVERY_COUNT, delivered_copy
 from jms.errors import InvalidDestinationException, MessageFormatException
 from jms.message import (
     BytesMessage,
@@ -375,10 +376,21 @@ class MessageFrames:
         message_id: str,
         ack: int | None,
         destination_name: str | None = None,
+        delivery_count: int | None = None,
     ) -> bytes:
         """The MESSAGE frame for ``message``; ``destination_name`` replaces the subscription's
-        when the message went to another destination than the one subscribed to."""
+        when the message went to another destination than the one subscribed to. With
+        ``delivery_count``, ``message`` is the broker's own (``ConsumerSpec.read_only_messages``)
+        and the frame is that of ``delivered_copy(message, delivery_count)``, written without
+        making the copy."""
         version = self._version
+        if delivery_count is not None and (
+            version is _V1_0 or DELIVERY_COUNT in message._properties
+        ):
+            # Not the fast path's case (a message that carries a count of its own, which the
+            # delivery's replaces in place): written from the copy.
+            message = delivered_copy(message, delivery_count)
+            delivery_count = None
         if version is _V1_0:
             return self._general(message, message_id, ack, destination_name)
         if isinstance(message, BytesMessage):
@@ -389,6 +401,9 @@ class MessageFrames:
             body = b"" if text is None else text.encode("utf-8", "surrogatepass")
             kind = "amq-msg-type:text\n"
         else:
+            if delivery_count is not None:  # the body is the whole message, its count included
+                message = delivered_copy(message, delivery_count)
+                delivery_count = None
             body = encode(message)
             kind = f"content-type:{JMS_MESSAGE_CONTENT_TYPE}\n"
         if destination_name is None:
@@ -403,7 +418,7 @@ class MessageFrames:
             f"priority:{message._priority}\nexpires:{message._expiration}\n"
             f"timestamp:{message._timestamp}\n"
         ]
-        if message._redelivered:
+        if message._redelivered if delivery_count is None else delivery_count > 1:
             lines.append("redelivered:true\n")
         if message._correlation_id is not None:
             correlation_id = message.get_jms_correlation_id()
@@ -428,8 +443,13 @@ class MessageFrames:
             if header is None:
                 header = self._property_header(name)
                 if not header:  # the general encoder names the empty header it refuses
-                    return self._general(message, message_id, ack, destination_name)
+                    return self._general(message, message_id, ack, destination_name, delivery_count)
             lines.append(f"{header}:{text}\n")
+        if delivery_count is not None:  # where delivered_copy adds the property: last
+            header = self._property_headers.get(DELIVERY_COUNT) or self._property_header(
+                DELIVERY_COUNT
+            )
+            lines.append(f"{header}:{delivery_count}\n")
         if body:
             lines.append(f"content-length:{len(body)}\n")
         lines.append("\n")
@@ -437,11 +457,11 @@ class MessageFrames:
         if version is _V1_1 and "\r\n" in head:
             # A value ending in a carriage return, which 1.1 cannot escape: the general encoder
             # names the header it refuses.
-            return self._general(message, message_id, ack, destination_name)
+            return self._general(message, message_id, ack, destination_name, delivery_count)
         try:
             encoded = head.encode()
         except UnicodeEncodeError:
-            return self._general(message, message_id, ack, destination_name)
+            return self._general(message, message_id, ack, destination_name, delivery_count)
         return b"".join((encoded, body, FRAME_END))
 
     def _property_header(self, name: str) -> str:
@@ -455,8 +475,15 @@ class MessageFrames:
         return escaped
 
     def _general(
-        self, message: Message, message_id: str, ack: int | None, destination_name: str | None
+        self,
+        message: Message,
+        message_id: str,
+        ack: int | None,
+        destination_name: str | None,
+        delivery_count: int | None = None,
     ) -> bytes:
+        if delivery_count is not None:
+            message = delivered_copy(message, delivery_count)
         own = [
             ("subscription", self._subscription_id),
             ("message-id", message_id),

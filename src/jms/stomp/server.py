@@ -1143,10 +1143,13 @@ class _ClientConnection(asyncio.Protocol):
             body = encode(message)
             return message_id, self._conn.message(headers, body)
         destination = message._destination
+        frames = subscription.frames
         if destination is None or destination == subscription.destination:
-            return message_id, subscription.frames.frame(message, message_id, delivery.tag)
-        return message_id, subscription.frames.frame(
-            message, message_id, delivery.tag, self._name_of(destination)
+            return message_id, frames.frame(
+                message, message_id, delivery.tag, None, delivery.delivery_count
+            )
+        return message_id, frames.frame(
+            message, message_id, delivery.tag, self._name_of(destination), delivery.delivery_count
         )
 
     # -- destinations --------------------------------------------------------------------------
@@ -1334,6 +1337,9 @@ class _ClientConnection(asyncio.Protocol):
             max_deliveries=None
             if max_deliveries is None
             else self._number(frame, "jms-max-deliveries", 0),
+            # A MESSAGE frame is written from the broker's own message, without a copy; a jms
+            # client's is localized first (_localize_outbound), so it gets a copy.
+            read_only_messages=not self._extensions,
         )
         subscription = self._subscription(
             subscription_id, destination, ack, self._extensions and ack != "auto"
