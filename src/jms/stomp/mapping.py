@@ -383,6 +383,20 @@ class MessageFrames:
         ``delivery_count``, ``message`` is the broker's own (``ConsumerSpec.read_only_messages``)
         and the frame is that of ``delivered_copy(message, delivery_count)``, written without
         making the copy."""
+        return b"".join(
+            self.frame_parts(message, message_id, ack, destination_name, delivery_count)
+        )
+
+    def frame_parts(
+        self,
+        message: Message,
+        message_id: str,
+        ack: int | None,
+        destination_name: str | None = None,
+        delivery_count: int | None = None,
+    ) -> tuple[bytes, ...]:
+        """``frame``'s bytes in pieces whose join is the frame: the body is not copied into a
+        frame of its own when the frame goes on to be joined with others (the server's writes)."""
         version = self._version
         if delivery_count is not None and (
             version is _V1_0 or DELIVERY_COUNT in message._properties
@@ -392,7 +406,7 @@ class MessageFrames:
             message = delivered_copy(message, delivery_count)
             delivery_count = None
         if version is _V1_0:
-            return self._general(message, message_id, ack, destination_name)
+            return (self._general(message, message_id, ack, destination_name),)
         if isinstance(message, BytesMessage):
             body = message._content()
             kind = "amq-msg-type:bytes\n"
@@ -443,7 +457,9 @@ class MessageFrames:
             if header is None:
                 header = self._property_header(name)
                 if not header:  # the general encoder names the empty header it refuses
-                    return self._general(message, message_id, ack, destination_name, delivery_count)
+                    return (
+                        self._general(message, message_id, ack, destination_name, delivery_count),
+                    )
             lines.append(f"{header}:{text}\n")
         if delivery_count is not None:  # where delivered_copy adds the property: last
             header = self._property_headers.get(DELIVERY_COUNT) or self._property_header(
@@ -457,12 +473,12 @@ class MessageFrames:
         if version is _V1_1 and "\r\n" in head:
             # A value ending in a carriage return, which 1.1 cannot escape: the general encoder
             # names the header it refuses.
-            return self._general(message, message_id, ack, destination_name, delivery_count)
+            return (self._general(message, message_id, ack, destination_name, delivery_count),)
         try:
             encoded = head.encode()
         except UnicodeEncodeError:
-            return self._general(message, message_id, ack, destination_name, delivery_count)
-        return b"".join((encoded, body, FRAME_END))
+            return (self._general(message, message_id, ack, destination_name, delivery_count),)
+        return encoded, body, FRAME_END
 
     def _property_header(self, name: str) -> str:
         """The escaped header carrying property ``name``, remembered (the same few names come

@@ -1079,7 +1079,8 @@ class _ClientConnection(asyncio.Protocol):
     def _deliver(self, pending: list[Delivery]) -> None:
         if self._conn.state is not _CONNECTED:
             return  # DISCONNECT came: what is pending goes back to the broker with the connection
-        chunks = []
+        chunks: list[bytes] = []  # the frames' pieces (a body is not copied into its frame)
+        written = 0
         returned = []
         acknowledged = []
         credit: Counter[int] = Counter()
@@ -1089,8 +1090,9 @@ class _ClientConnection(asyncio.Protocol):
             if subscription is None:
                 returned.append(delivery.tag)
                 continue
-            message_id, data = self._message_frame(subscription, delivery)
-            chunks.append(data)
+            message_id, parts = self._message_frame(subscription, delivery)
+            chunks += parts
+            written += 1
             if subscription.ack == "auto":
                 acknowledged.append(delivery.tag)
                 if not subscription.explicit_credit:
@@ -1100,7 +1102,7 @@ class _ClientConnection(asyncio.Protocol):
                 if subscription.tags_by_message_id is not None:
                     subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
-        self._counters.messages_delivered += len(chunks)
+        self._counters.messages_delivered += written
         self._write_parts(chunks)  # joined with the rest of this turn's output, once
         broker_id = self._broker_id
         assert broker_id is not None
@@ -1127,7 +1129,10 @@ class _ClientConnection(asyncio.Protocol):
         assert version is not None  # MESSAGE frames are written only once CONNECTED
         return version
 
-    def _message_frame(self, subscription: _Subscription, delivery: Delivery) -> tuple[str, bytes]:
+    def _message_frame(
+        self, subscription: _Subscription, delivery: Delivery
+    ) -> tuple[str, tuple[bytes, ...]]:
+        """The message-id of the MESSAGE frame for ``delivery`` and the frame, in pieces."""
         message = delivery.message
         message_id = message._message_id or f"ID:{self._session_id}:{delivery.tag}"
         if self._extensions:
@@ -1141,14 +1146,14 @@ class _ClientConnection(asyncio.Protocol):
                 ("content-type", JMS_MESSAGE_CONTENT_TYPE),
             ]
             body = encode(message)
-            return message_id, self._conn.message(headers, body)
+            return message_id, (self._conn.message(headers, body),)
         destination = message._destination
         frames = subscription.frames
         if destination is None or destination == subscription.destination:
-            return message_id, frames.frame(
+            return message_id, frames.frame_parts(
                 message, message_id, delivery.tag, None, delivery.delivery_count
             )
-        return message_id, frames.frame(
+        return message_id, frames.frame_parts(
             message, message_id, delivery.tag, self._name_of(destination), delivery.delivery_count
         )
 
