@@ -177,7 +177,7 @@ def test_message_frames_are_the_general_encoding_of_the_mapping(
         expected = error
     try:
         frames = MessageFrames(version, subscription, "/queue/a:b", _name_of)
-        written = frames.frame(message, "ID:" + message_id, ack, other_destination)
+        written = b"".join(frames.frame_parts(message, "ID:" + message_id, ack, other_destination))
     except ValueError as error:
         assert isinstance(expected, ValueError)
         assert str(error) == str(expected)
@@ -214,13 +214,17 @@ def test_a_broker_message_is_written_as_its_delivered_copy(
     before = dict(message._properties), message._redelivered
     frames = MessageFrames(version, "s-1", "/queue/a:b", _name_of)
     try:
-        expected: bytes | ValueError = frames.frame(
-            delivered_copy(message, delivery_count), "ID:1", 5, other_destination
+        expected: bytes | ValueError = b"".join(
+            frames.frame_parts(
+                delivered_copy(message, delivery_count), "ID:1", 5, other_destination
+            )
         )
     except ValueError as error:
         expected = error
     try:
-        written = frames.frame(message, "ID:1", 5, other_destination, delivery_count)
+        written = b"".join(
+            frames.frame_parts(message, "ID:1", 5, other_destination, delivery_count)
+        )
     except ValueError as error:
         assert isinstance(expected, ValueError)
         assert str(error) == str(expected)
@@ -237,4 +241,4 @@ def test_message_frames_refuse_an_empty_header_name_every_time() -> None:
     message.set_string_property("JMS_jms_STOMP_", "stands for an empty header name")
     for _ in range(2):
         with pytest.raises(ValueError, match="empty name"):
-            frames.frame(message, "ID:1", 1)
+            frames.frame_parts(message, "ID:1", 1)

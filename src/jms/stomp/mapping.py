@@ -336,7 +336,8 @@ _PERSISTENT_LINE: Final = "persistent:true\n"
 class MessageFrames:
     """The MESSAGE frames of one subscription in one protocol version.
 
-    ``frame(message, message_id, ack)`` gives exactly ``encode_frame("MESSAGE", (("subscription",
+    ``b"".join(frame_parts(message, message_id, ack))`` is exactly ``encode_frame("MESSAGE",
+    (("subscription",
     subscription_id), ("message-id", message_id), ("destination", destination_name), ("ack",
     str(ack)), *mapped), body, version)`` for ``mapped, body = frame_for_message(message,
     name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None), and raises
@@ -370,23 +371,6 @@ class MessageFrames:
         self._destination_line = f"destination:{escape_header(destination_name, version)}\n"
         self._property_headers: dict[str, str] = {}
 
-    def frame(
-        self,
-        message: Message,
-        message_id: str,
-        ack: int | None,
-        destination_name: str | None = None,
-        delivery_count: int | None = None,
-    ) -> bytes:
-        """The MESSAGE frame for ``message``; ``destination_name`` replaces the subscription's
-        when the message went to another destination than the one subscribed to. With
-        ``delivery_count``, ``message`` is the broker's own (``ConsumerSpec.read_only_messages``)
-        and the frame is that of ``delivered_copy(message, delivery_count)``, written without
-        making the copy."""
-        return b"".join(
-            self.frame_parts(message, message_id, ack, destination_name, delivery_count)
-        )
-
     def frame_parts(
         self,
         message: Message,
@@ -395,8 +379,12 @@ class MessageFrames:
         destination_name: str | None = None,
         delivery_count: int | None = None,
     ) -> tuple[bytes, ...]:
-        """``frame``'s bytes in pieces whose join is the frame: the body is not copied into a
-        frame of its own when the frame goes on to be joined with others (the server's writes)."""
+        """The MESSAGE frame for ``message``, in pieces whose join is the frame (the body is not
+        copied into a frame of its own: the server joins a turn's frames once).
+        ``destination_name`` replaces the subscription's when the message went to another
+        destination than the one subscribed to. With ``delivery_count``, ``message`` is the
+        broker's own (``ConsumerSpec.read_only_messages``) and the frame is that of
+        ``delivered_copy(message, delivery_count)``, written without making the copy."""
         version = self._version
         if delivery_count is not None and (
             version is _V1_0 or DELIVERY_COUNT in message._properties

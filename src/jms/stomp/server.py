@@ -1485,7 +1485,7 @@ class _ClientConnection(asyncio.Protocol):
                 page = await self._loop.run_in_executor(
                     None, self._broker.browse, broker_id, source, selector, next_seq, end_seq, size
                 )
-                chunks = []
+                chunks: list[bytes] = []
                 for seq, message in page.messages:
                     message_id = message._message_id or f"ID:{self._session_id}:b{seq}"
                     if self._extensions:
@@ -1499,8 +1499,8 @@ class _ClientConnection(asyncio.Protocol):
                         body = encode(message)
                         chunks.append(self._conn.message(headers, body))
                     else:
-                        chunks.append(subscription.frames.frame(message, message_id, None))
-                sent += len(chunks)
+                        chunks += subscription.frames.frame_parts(message, message_id, None)
+                sent += len(page.messages)
                 self._write(b"".join(chunks))
                 next_seq = page.next_seq
                 await self._resumed.wait()
