@@ -67,10 +67,10 @@ DESTINATION_PREFIXES: Final = {
     "/remote-temp-topic/": "remote-temp-topic",
 }
 
-# Headers that are part of the protocol or of this mapping, never properties.
 # Bound once: a class attribute costs two lookups on every use, and these run per message.
 _PERSISTENT: Final = DeliveryMode.PERSISTENT
 _NON_PERSISTENT: Final = DeliveryMode.NON_PERSISTENT
+# Headers that are part of the protocol or of this mapping, never properties.
 _NOT_PROPERTIES: Final = frozenset(
     {
         "destination",
@@ -337,13 +337,12 @@ class MessageFrames:
     """The MESSAGE frames of one subscription in one protocol version.
 
     ``b"".join(frame_parts(message, message_id, ack))`` is exactly ``encode_frame("MESSAGE",
-    (("subscription",
-    subscription_id), ("message-id", message_id), ("destination", destination_name), ("ack",
-    str(ack)), *mapped), body, version)`` for ``mapped, body = frame_for_message(message,
-    name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None), and raises
-    ``ValueError`` as that does. In 1.1 and 1.2 the frame is written straight from the message,
-    the server's hot path: the subscription's own headers are escaped once, numbers and fixed
-    words go out as they are and only text is escaped.
+    (("subscription", subscription_id), ("message-id", message_id), ("destination",
+    destination_name), ("ack", str(ack)), *mapped), body, version)`` for ``mapped, body =
+    frame_for_message(message, name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None),
+    and ``frame_parts`` raises ``ValueError`` as that does. In 1.1 and 1.2 the frame is written
+    straight from the message, the server's hot path: the subscription's own headers are escaped
+    once, numbers and fixed words go out as they are and only text is escaped.
     """
 
     __slots__ = (
@@ -435,7 +434,7 @@ class MessageFrames:
             # signs, '.', 'E' and words, which need no escape.
             if type(value) is str:
                 text = escape_header(value, version)
-            elif type(value) is Int:  # JMSXDeliveryCount, in every frame
+            elif type(value) is Int:  # the commonest number (a copy's JMSXDeliveryCount)
                 text = int.__repr__(value)
             else:
                 text = to_java_string(value)
