@@ -424,6 +424,7 @@ class _ClientConnection(asyncio.Protocol):
         self._closing = False
         self._closed = False
         self._message_ids = itertools.count(1)
+        self._message_id_prefix = f"ID:{self._session_id}:"  # of the IDs plain SENDs are given
         self._subscriptions: dict[str, _Subscription] = {}
         self._by_consumer: dict[int, _Subscription] = {}
         self._tag_owner: dict[int, _Subscription] = {}
@@ -567,9 +568,10 @@ class _ClientConnection(asyncio.Protocol):
         try:
             with self._collecting(completions):
                 for event in events:
-                    if isinstance(event, HeartBeat):
-                        continue
-                    if isinstance(event, ConnectRequest):
+                    if type(event) is not Frame:  # nearly every event is one: asked first
+                        if isinstance(event, HeartBeat):
+                            continue
+                        assert isinstance(event, ConnectRequest)
                         self._connect(event)
                         return  # the rest waits in the parser until the login is checked
                     self._counters.frames_received += 1
@@ -1254,7 +1256,8 @@ class _ClientConnection(asyncio.Protocol):
                 self._admin(frame, text[len(_ADMIN_PREFIX) :])
             return
         destination = self._destination(text)
-        self._authorize(_SEND, destination)
+        if self._security.restricted:  # asked here first: _authorize is a call per SEND
+            self._authorize(_SEND, destination)
         # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
         message = message_from_frame(
             headers,
@@ -1285,7 +1288,7 @@ class _ClientConnection(asyncio.Protocol):
         return self._destination(text, "reply-to")
 
     def _new_message_id(self) -> str:
-        return f"ID:{self._session_id}:{next(self._message_ids)}"
+        return f"{self._message_id_prefix}{next(self._message_ids)}"
 
     def _transaction_id(self, frame: Frame) -> int | None:
         return self._transaction_named(frame.header("transaction"))
