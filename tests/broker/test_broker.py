@@ -92,8 +92,28 @@ def test_a_delivery_carries_a_copy_with_the_delivery_count(
     (delivery,) = sink.deliveries
     assert delivery.seq == 1
     assert delivery.message is not sent
-    assert delivery.message.get_int_property("JMSXDeliveryCount") == 1
+    assert delivery.message.get_int_property("JMSXDeliveryCount") == delivery.delivery_count == 1
     assert not delivery.message.get_jms_redelivered()
+
+
+def test_a_read_only_consumer_gets_the_broker_message_and_the_count_beside_it(
+    broker: Broker, connection_id: int
+) -> None:
+    """A consumer that only reads (a STOMP server writing frames) is handed the message the
+    broker holds, unchanged, every time; the delivery carries the count the copy would."""
+    sent = _message("a")
+    broker.send(connection_id, sent)
+    sink = Recorder()
+    broker.add_consumer(connection_id, ConsumerSpec(ORDERS, read_only_messages=True), sink)
+    (first,) = sink.take()
+    assert first.message is sent
+    assert first.delivery_count == 1
+    broker.requeue(connection_id, delivered=[first.tag])
+    (again,) = sink.take()
+    assert again.message is sent
+    assert again.delivery_count == 2
+    assert sent.get_object_property("JMSXDeliveryCount") is None
+    assert not sent.get_jms_redelivered()
 
 
 def test_requeue_counts_delivered_messages_as_failed_and_undelivered_ones_not(

@@ -46,7 +46,7 @@ def test_a_message_written_straight_from_a_jms_message_ends_with_the_frame_end()
     message.set_jms_destination(Queue("a"))
     for version in Version:
         frames = MessageFrames(version, "s-1", "/queue/a", lambda destination: "/queue/a")
-        assert frames.frame(message, "m-1", 7).endswith(b"hello\0\n")
+        assert b"".join(frames.frame_parts(message, "m-1", 7)).endswith(b"hello\0\n")
 
 
 def test_a_server_connection_writes_the_frame_end_after_each_message() -> None:

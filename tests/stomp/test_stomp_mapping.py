@@ -14,6 +14,7 @@ from jms import (
     Queue,
     TextMessage,
 )
+from jms.broker.delivery import DELIVERY_COUNT, delivered_copy
 from jms.message import Destination, Message, Topic
 from jms.message.message import property_name_error
 from jms.stomp import Version, encode_frame
@@ -26,6 +27,7 @@ from jms.stomp.mapping import (
     parse_destination,
     property_for_header,
 )
+from jms.types import Int
 from tests.strategies import java_strings, messages
 
 
@@ -175,12 +177,60 @@ def test_message_frames_are_the_general_encoding_of_the_mapping(
         expected = error
     try:
         frames = MessageFrames(version, subscription, "/queue/a:b", _name_of)
-        written = frames.frame(message, "ID:" + message_id, ack, other_destination)
+        written = b"".join(frames.frame_parts(message, "ID:" + message_id, ack, other_destination))
     except ValueError as error:
         assert isinstance(expected, ValueError)
         assert str(error) == str(expected)
         return
     assert written == expected
+
+
+@settings(max_examples=300)
+@given(
+    messages(),
+    st.dictionaries(_TRICKY_PROPERTY_NAMES, java_strings, max_size=2),
+    st.sampled_from(list(Version)),
+    st.integers(1, 2**31 - 1),
+    st.booleans(),
+    st.none() | java_strings,
+)
+def test_a_broker_message_is_written_as_its_delivered_copy(
+    message: Message,
+    tricky_properties: dict[str, str],
+    version: Version,
+    delivery_count: int,
+    carries_a_count: bool,
+    other_destination: str | None,
+) -> None:
+    """Given the broker's own message and the delivery's count (a read-only consumer's
+    delivery), ``MessageFrames`` writes the frame of ``delivered_copy`` — the message a consumer
+    that copies gets — byte for byte (or refuses it with the same error), also when the message
+    carries a JMSXDeliveryCount of its own, which the delivery's replaces; the message is left
+    as it was."""
+    for name, value in tricky_properties.items():
+        message.set_string_property(name, value)
+    if carries_a_count:
+        message._properties[DELIVERY_COUNT] = Int(7)
+    before = dict(message._properties), message._redelivered
+    frames = MessageFrames(version, "s-1", "/queue/a:b", _name_of)
+    try:
+        expected: bytes | ValueError = b"".join(
+            frames.frame_parts(
+                delivered_copy(message, delivery_count), "ID:1", 5, other_destination
+            )
+        )
+    except ValueError as error:
+        expected = error
+    try:
+        written = b"".join(
+            frames.frame_parts(message, "ID:1", 5, other_destination, delivery_count)
+        )
+    except ValueError as error:
+        assert isinstance(expected, ValueError)
+        assert str(error) == str(expected)
+    else:
+        assert written == expected
+    assert (dict(message._properties), message._redelivered) == before
 
 
 def test_message_frames_refuse_an_empty_header_name_every_time() -> None:
@@ -191,4 +241,4 @@ def test_message_frames_refuse_an_empty_header_name_every_time() -> None:
     message.set_string_property("JMS_jms_STOMP_", "stands for an empty header name")
     for _ in range(2):
         with pytest.raises(ValueError, match="empty name"):
-            frames.frame(message, "ID:1", 1)
+            frames.frame_parts(message, "ID:1", 1)

@@ -536,6 +536,30 @@ def test_replies_reach_a_temporary_queue_through_reply_to(
 # -- the JMS mapping, seen from a JMS client on the same broker ---------------------------------
 
 
+def test_a_send_without_a_timestamp_is_stamped_when_the_broker_reads_it(
+    client: RawClient, memory_url: str
+) -> None:
+    """JMSTimestamp is taken once per read of the socket: every frame of a read gets it, and
+    it lies between the client's write and the broker's receipt."""
+    before = int(time.time() * 1000)
+    frames = [
+        Frame("SEND", (("destination", "/queue/stamped"), ("content-length", "1")), b"x")
+        for _ in range(3)
+    ]
+    client.write(b"".join(frame.to_bytes(Version.V1_2) for frame in frames))
+    client.send("SEND", {"destination": "/queue/stamped", "receipt": "r"}, b"y")
+    assert client.read().command == "RECEIPT"
+    after = int(time.time() * 1000)
+    with ConnectionFactory(memory_url).create_connection() as connection:
+        connection.start()
+        consumer = connection.create_session().create_consumer(Queue("stamped"))
+        received = [consumer.receive(1000) for _ in range(4)]
+    stamps = [message.get_jms_timestamp() for message in received if message is not None]
+    assert len(stamps) == 4
+    assert all(before <= stamp <= after for stamp in stamps)
+    assert stamps == sorted(stamps)
+
+
 def test_send_headers_become_jms_headers_and_properties(client: RawClient, memory_url: str) -> None:
     expires = int(time.time() * 1000) + 60_000
     client.send(

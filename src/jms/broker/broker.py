@@ -3,16 +3,16 @@ transactions, priority, expiry, delivery delay, redelivery with dead letters, gr
 
 Concurrency: one lock, no threads of its own but a timer. Every public method takes the broker's
 single lock, does a short piece of bookkeeping (dict and heap operations, selector evaluation, one
-message copy per delivery), hands new deliveries to the consumers' sinks, submits one store batch,
-and releases the lock; waiting for the store's durability happens after the lock is released.
-Python runs one thread at a time anyway, so finer locks would buy contention bugs, not speed; one
-lock makes every invariant (an entry is ready, scheduled, in flight to exactly one consumer, or
-gone; credit sums match) hold between calls. The same core therefore serves threads (the
-in-process transport) and an asyncio server (a STOMP front end calls these methods from its loop
-or an executor; its sinks schedule frame writes). Sinks run under the lock, so they must return
-at once and must never call back into the broker. Time-driven work (delivery delay, redelivery
-delay, expiry) runs on one ``DeadlineTimer`` thread per broker; reading paged-out messages back
-from the store runs on one ``Pager`` thread.
+message copy per delivery unless the consumer only reads), hands new deliveries to the consumers'
+sinks, submits one store batch, and releases the lock; waiting for the store's durability happens
+after the lock is released. Python runs one thread at a time anyway, so finer locks would buy
+contention bugs, not speed; one lock makes every invariant (an entry is ready, scheduled, in flight
+to exactly one consumer, or gone; credit sums match) hold between calls. The same core therefore
+serves threads (the in-process transport) and an asyncio server (a STOMP front end calls these
+methods from its loop or an executor; its sinks schedule frame writes). Sinks run under the lock, so
+they must return at once and must never call back into the broker. Time-driven work (delivery delay,
+redelivery delay, expiry) runs on one ``DeadlineTimer`` thread per broker; reading paged-out
+messages back from the store runs on one ``Pager`` thread.
 
 Durability. A PERSISTENT message on a queue or durable subscription is appended to the store in
 the batch its ``send`` (or commit) waits for. Before such a message is handed to a consumer the
@@ -47,6 +47,7 @@ should own beyond the in-memory window (the store decides durability).
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import itertools
 import logging
@@ -54,12 +55,18 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
 from jms.broker.consumer import Consumer, ConsumerSpec, DeliverySink
-from jms.broker.delivery import DEFAULT_BROWSE_PAGE, BrowsePage, Delivery, EncodedBrowsePage
+from jms.broker.delivery import (
+    DEFAULT_BROWSE_PAGE,
+    BrowsePage,
+    Delivery,
+    EncodedBrowsePage,
+    delivered_copy,
+)
 from jms.broker.destination import QueueDestination, TopicDestination
 from jms.broker.memory import (
     DEFAULT_MAX_MEMORY,
@@ -130,7 +137,7 @@ from jms.store import (
     StoredEntry,
     StoreOperation,
 )
-from jms.types import Int, Long
+from jms.types import Long
 
 __all__ = [
     "DEAD_LETTER_REASON",
@@ -166,8 +173,13 @@ _SLOW_CONSUMER_SHARE = 0.125
 # Reads of a publish_staged before the marker queue it names stops changing under it.
 _PUBLISH_ATTEMPTS = 3
 
-# JMSXDeliveryCount of nearly every delivery; an Int is immutable, so all of them may share it.
-_FIRST_DELIVERY_COUNT = Int(1)
+# A Delivery made from its fields without the named tuple's __new__, a Python function: one is
+# made for every message delivered.
+_new_delivery = functools.partial(tuple.__new__, Delivery)
+# Bound once: a class attribute costs two lookups on every use, and this runs per message.
+_PERSISTENT: Final = DeliveryMode.PERSISTENT
+# No message's destination: what send_many's lookup of the last one starts from.
+_NOT_ROUTED: Final = object()
 
 #: Name of the provider property holding where a dead-lettered or expired message was sent.
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
@@ -519,12 +531,20 @@ class Broker:
         closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
         with self._lock:
             work = _Work(self._clock())
+            # The messages of one read nearly all go to one destination: its state is looked up
+            # once. A temporary one is looked up each time (routing may close the connection
+            # that owns it, deleting it).
+            routed_to: object = _NOT_ROUTED
+            target: QueueDestination | TopicDestination | None = None
             try:
                 for message in messages:
                     connection = self._connection(connection_id)
-                    target = self._target_for_send(message)
+                    if message._destination is not routed_to:
+                        target = self._target_for_send(message)
+                        routed_to = _NOT_ROUTED if target.temporary else message._destination
+                    assert target is not None
                     closed += self._route(connection, target, message, work, audit=audit)
-                    persistent = persistent or message._delivery_mode == DeliveryMode.PERSISTENT
+                    persistent = persistent or message._delivery_mode == _PERSISTENT
                     sent += 1
             except JMSException as error:
                 refusal = error
@@ -1871,7 +1891,7 @@ class Broker:
     ) -> None:
         seq = self._next_seq(state)
         gate = state.gate(seq)
-        persistent = message._delivery_mode == DeliveryMode.PERSISTENT
+        persistent = message._delivery_mode == _PERSISTENT
         if persistent:
             stored = tuple(q.store_key for q in queues if q.store_key is not None)
             if stored:
@@ -2127,14 +2147,14 @@ class Broker:
         assert consumer is not None
         tag = next(self._tags)
         self._in_flight[tag] = (entry, queue)
-        message = entry.message._copy()
         count = entry.delivery_count + 1
-        message._properties["JMSXDeliveryCount"] = (
-            _FIRST_DELIVERY_COUNT if count == 1 else Int(count)
+        message = (
+            entry.message
+            if consumer.spec.read_only_messages
+            else delivered_copy(entry.message, count)
         )
-        message._redelivered = count > 1
         try:
-            consumer.sink(Delivery(consumer.id, tag, entry.seq, message, recorded))
+            consumer.sink(_new_delivery((consumer.id, tag, entry.seq, message, recorded, count)))
         except Exception:
             logger.exception(
                 "the delivery sink of consumer %s failed; message %s of %s stays in flight until "

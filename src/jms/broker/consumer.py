@@ -40,7 +40,10 @@ class ConsumerSpec:
     ``subscription_name`` with ``durable`` names a durable subscription (unshared unless
     ``shared``); with ``shared`` alone a shared non-durable one; without a name a topic consumer
     has a private non-durable subscription. ``max_deliveries`` overrides the destination policy's
-    redelivery limit for messages this consumer fails.
+    redelivery limit for messages this consumer fails. ``read_only_messages`` says the consumer
+    only reads the messages it is delivered and never hands them on (a front end writing them
+    out): it is handed the broker's own message, not a copy, with the delivery's count in
+    ``Delivery.delivery_count`` instead of in the message (``jms.broker.delivery``).
     """
 
     destination: Destination
@@ -51,6 +54,7 @@ class ConsumerSpec:
     shared: bool = False
     prefetch: int = DEFAULT_PREFETCH
     max_deliveries: int | None = None
+    read_only_messages: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.destination, Destination):

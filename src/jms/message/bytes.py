@@ -94,6 +94,18 @@ class BytesMessage(Message):
         self._position = 0
         self._reading = False
 
+    @classmethod
+    def _holding(cls, data: bytes) -> BytesMessage:
+        """A message whose body is ``data`` (shared: bytes never change), already in read mode
+        as ``reset`` leaves it: what a provider builds for a body it received, in one call."""
+        message = object.__new__(cls)
+        Message.__init__(message)
+        message._buffer = bytearray()
+        message._data = data
+        message._position = 0
+        message._reading = True
+        return message
+
     # -- state machine ------------------------------------------------------------------------
 
     def reset(self) -> None:

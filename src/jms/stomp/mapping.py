@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from jms.broker.delivery import DELIVERY_COUNT, delivered_copy
 from jms.errors import InvalidDestinationException, MessageFormatException
 from jms.message import (
     BytesMessage,
@@ -35,7 +36,7 @@ from jms.message import (
 from jms.message.codec import decode, encode
 from jms.message.message import property_name_error
 from jms.stomp.frames import FRAME_END, Version, encode_frame, escape_header
-from jms.types import parse_int, parse_long, to_java_string
+from jms.types import Int, parse_int, parse_long, to_java_string
 
 __all__ = [
     "DESTINATION_PREFIXES",
@@ -66,6 +67,9 @@ DESTINATION_PREFIXES: Final = {
     "/remote-temp-topic/": "remote-temp-topic",
 }
 
+# Bound once: a class attribute costs two lookups on every use, and these run per message.
+_PERSISTENT: Final = DeliveryMode.PERSISTENT
+_NON_PERSISTENT: Final = DeliveryMode.NON_PERSISTENT
 # Headers that are part of the protocol or of this mapping, never properties.
 _NOT_PROPERTIES: Final = frozenset(
     {
@@ -215,11 +219,9 @@ def message_from_frame(
                 "send it as bytes (with content-length and without amq-msg-type:text)"
             ) from None
     elif kind == "bytes":
-        message = BytesMessage()
-        # Written and reset: read-only from its first byte, sharing the frame's immutable body
-        # (the broker's copies for its consumers share it too).
-        message._data = body
-        message._reading = True
+        # Read-only from its first byte, sharing the frame's immutable body (the broker's copies
+        # for its consumers share it too).
+        message = BytesMessage._holding(body)
     else:
         raise MessageFormatException(
             f"header amq-msg-type:{kind!r} is not a message type; use text or bytes"
@@ -227,11 +229,7 @@ def message_from_frame(
     message._destination = destination
     if new_id is not None:
         message._message_id = new_id()
-    message._delivery_mode = (
-        DeliveryMode.PERSISTENT
-        if headers.get("persistent") == "true"
-        else DeliveryMode.NON_PERSISTENT
-    )
+    message._delivery_mode = _PERSISTENT if headers.get("persistent") == "true" else _NON_PERSISTENT
     value = headers.get("priority")
     if value is not None:
         message._priority = _priority_header(value)
@@ -250,6 +248,8 @@ def message_from_frame(
         except InvalidDestinationException:
             properties[property_for_header("reply-to")] = value
     for name, value in headers.items():
+        if name in _NOT_PROPERTIES:  # checked first: destination and content-length come always
+            continue
         carried = _property_carried_by(name)
         if carried is None:
             continue
@@ -330,20 +330,19 @@ _REMEMBERED_PROPERTY_HEADERS: Final = 1024  # per MessageFrames
 # Enum members looked up once: an attribute of an Enum class costs a lookup on every use.
 _V1_0: Final = Version.V1_0
 _V1_1: Final = Version.V1_1
-_PERSISTENT: Final = DeliveryMode.PERSISTENT
 _PERSISTENT_LINE: Final = "persistent:true\n"
 
 
 class MessageFrames:
     """The MESSAGE frames of one subscription in one protocol version.
 
-    ``frame(message, message_id, ack)`` gives exactly ``encode_frame("MESSAGE", (("subscription",
-    subscription_id), ("message-id", message_id), ("destination", destination_name), ("ack",
-    str(ack)), *mapped), body, version)`` for ``mapped, body = frame_for_message(message,
-    name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None), and raises
-    ``ValueError`` as that does. In 1.1 and 1.2 the frame is written straight from the message,
-    the server's hot path: the subscription's own headers are escaped once, numbers and fixed
-    words go out as they are and only text is escaped.
+    ``b"".join(frame_parts(message, message_id, ack))`` is exactly ``encode_frame("MESSAGE",
+    (("subscription", subscription_id), ("message-id", message_id), ("destination",
+    destination_name), ("ack", str(ack)), *mapped), body, version)`` for ``mapped, body =
+    frame_for_message(message, name_of)`` (no ``ack`` header when ``ack``, a delivery tag, is None),
+    and ``frame_parts`` raises ``ValueError`` as that does. In 1.1 and 1.2 the frame is written
+    straight from the message, the server's hot path: the subscription's own headers are escaped
+    once, numbers and fixed words go out as they are and only text is escaped.
     """
 
     __slots__ = (
@@ -371,18 +370,30 @@ class MessageFrames:
         self._destination_line = f"destination:{escape_header(destination_name, version)}\n"
         self._property_headers: dict[str, str] = {}
 
-    def frame(
+    def frame_parts(
         self,
         message: Message,
         message_id: str,
         ack: int | None,
         destination_name: str | None = None,
-    ) -> bytes:
-        """The MESSAGE frame for ``message``; ``destination_name`` replaces the subscription's
-        when the message went to another destination than the one subscribed to."""
+        delivery_count: int | None = None,
+    ) -> tuple[bytes, ...]:
+        """The MESSAGE frame for ``message``, in pieces whose join is the frame (the body is not
+        copied into a frame of its own: the server joins a turn's frames once).
+        ``destination_name`` replaces the subscription's when the message went to another
+        destination than the one subscribed to. With ``delivery_count``, ``message`` is the
+        broker's own (``ConsumerSpec.read_only_messages``) and the frame is that of
+        ``delivered_copy(message, delivery_count)``, written without making the copy."""
         version = self._version
+        if delivery_count is not None and (
+            version is _V1_0 or DELIVERY_COUNT in message._properties
+        ):
+            # Not the fast path's case (a message that carries a count of its own, which the
+            # delivery's replaces in place): written from the copy.
+            message = delivered_copy(message, delivery_count)
+            delivery_count = None
         if version is _V1_0:
-            return self._general(message, message_id, ack, destination_name)
+            return (self._general(message, message_id, ack, destination_name),)
         if isinstance(message, BytesMessage):
             body = message._content()
             kind = "amq-msg-type:bytes\n"
@@ -391,6 +402,9 @@ class MessageFrames:
             body = b"" if text is None else text.encode("utf-8", "surrogatepass")
             kind = "amq-msg-type:text\n"
         else:
+            if delivery_count is not None:  # the body is the whole message, its count included
+                message = delivered_copy(message, delivery_count)
+                delivery_count = None
             body = encode(message)
             kind = f"content-type:{JMS_MESSAGE_CONTENT_TYPE}\n"
         if destination_name is None:
@@ -405,7 +419,7 @@ class MessageFrames:
             f"priority:{message._priority}\nexpires:{message._expiration}\n"
             f"timestamp:{message._timestamp}\n"
         ]
-        if message._redelivered:
+        if message._redelivered if delivery_count is None else delivery_count > 1:
             lines.append("redelivered:true\n")
         if message._correlation_id is not None:
             correlation_id = message.get_jms_correlation_id()
@@ -416,17 +430,29 @@ class MessageFrames:
         if message._type is not None:
             lines.append(f"type:{escape_header(message._type, version)}\n")
         for name, value in message._properties.items():
-            text = value if type(value) is str else to_java_string(value)
-            if isinstance(value, str):
-                # Strings and Characters may hold anything; the other types are written in
-                # digits, signs, '.', 'E' and words, which need no escape.
-                text = escape_header(text, version)
+            # Strings and Characters may hold anything; the other types are written in digits,
+            # signs, '.', 'E' and words, which need no escape.
+            if type(value) is str:
+                text = escape_header(value, version)
+            elif type(value) is Int:  # the commonest number (a copy's JMSXDeliveryCount)
+                text = int.__repr__(value)
+            else:
+                text = to_java_string(value)
+                if isinstance(value, str):
+                    text = escape_header(text, version)
             header = self._property_headers.get(name)
             if header is None:
                 header = self._property_header(name)
                 if not header:  # the general encoder names the empty header it refuses
-                    return self._general(message, message_id, ack, destination_name)
+                    return (
+                        self._general(message, message_id, ack, destination_name, delivery_count),
+                    )
             lines.append(f"{header}:{text}\n")
+        if delivery_count is not None:  # where delivered_copy adds the property: last
+            header = self._property_headers.get(DELIVERY_COUNT) or self._property_header(
+                DELIVERY_COUNT
+            )
+            lines.append(f"{header}:{delivery_count}\n")
         if body:
             lines.append(f"content-length:{len(body)}\n")
         lines.append("\n")
@@ -434,12 +460,12 @@ class MessageFrames:
         if version is _V1_1 and "\r\n" in head:
             # A value ending in a carriage return, which 1.1 cannot escape: the general encoder
             # names the header it refuses.
-            return self._general(message, message_id, ack, destination_name)
+            return (self._general(message, message_id, ack, destination_name, delivery_count),)
         try:
             encoded = head.encode()
         except UnicodeEncodeError:
-            return self._general(message, message_id, ack, destination_name)
-        return b"".join((encoded, body, FRAME_END))
+            return (self._general(message, message_id, ack, destination_name, delivery_count),)
+        return encoded, body, FRAME_END
 
     def _property_header(self, name: str) -> str:
         """The escaped header carrying property ``name``, remembered (the same few names come
@@ -452,8 +478,15 @@ class MessageFrames:
         return escaped
 
     def _general(
-        self, message: Message, message_id: str, ack: int | None, destination_name: str | None
+        self,
+        message: Message,
+        message_id: str,
+        ack: int | None,
+        destination_name: str | None,
+        delivery_count: int | None = None,
     ) -> bytes:
+        if delivery_count is not None:
+            message = delivered_copy(message, delivery_count)
         own = [
             ("subscription", self._subscription_id),
             ("message-id", message_id),

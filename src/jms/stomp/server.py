@@ -93,7 +93,7 @@ from jms.stomp.negotiation import HeartBeatOffer
 from jms.stomp.packed import PACKED_CONTENT_TYPE, RECORD_HEAD_SIZE, packed_parts
 from jms.stomp.parser import FrameLimits
 from jms.stomp.tls import certificate_subject
-from jms.store import Completion
+from jms.store import DONE, Completion
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT_S",
@@ -424,6 +424,7 @@ class _ClientConnection(asyncio.Protocol):
         self._closing = False
         self._closed = False
         self._message_ids = itertools.count(1)
+        self._message_id_prefix = f"ID:{self._session_id}:"  # of the IDs plain SENDs are given
         self._subscriptions: dict[str, _Subscription] = {}
         self._by_consumer: dict[int, _Subscription] = {}
         self._tag_owner: dict[int, _Subscription] = {}
@@ -468,6 +469,7 @@ class _ClientConnection(asyncio.Protocol):
         self._answers_later = False
         self._last_read = time.monotonic()
         self._last_write = self._last_read
+        self._read_ms = 0  # when the read being handled was taken up (wall clock, ms)
         self._timer: asyncio.TimerHandle | None = None
         self._abort_timer: asyncio.TimerHandle | None = None
 
@@ -561,12 +563,15 @@ class _ClientConnection(asyncio.Protocol):
         # are taken out of the list when it has been handled.
         completions: list[Completion] = []
         sends = False
+        # The JMSTimestamp of this read's plain SENDs: the frames of one read arrived together.
+        self._read_ms = wall_clock_ms()
         try:
             with self._collecting(completions):
                 for event in events:
-                    if isinstance(event, HeartBeat):
-                        continue
-                    if isinstance(event, ConnectRequest):
+                    if type(event) is not Frame:  # nearly every event is one: asked first
+                        if isinstance(event, HeartBeat):
+                            continue
+                        assert isinstance(event, ConnectRequest)
                         self._connect(event)
                         return  # the rest waits in the parser until the login is checked
                     self._counters.frames_received += 1
@@ -1033,7 +1038,8 @@ class _ClientConnection(asyncio.Protocol):
         pending, self._pending = self._pending, []
         if not pending or self._broker_id is None or self._closing:
             return
-        gates = [d.recorded for d in pending if not d.recorded.done()]
+        # DONE is the most common (a message not stored): compared before asking it.
+        gates = [d.recorded for d in pending if d.recorded is not DONE and not d.recorded.done()]
         if gates or self._held:
             # The broker records each delivery of a stored message before it may be seen.
             self._held.append((gates, pending))
@@ -1075,7 +1081,8 @@ class _ClientConnection(asyncio.Protocol):
     def _deliver(self, pending: list[Delivery]) -> None:
         if self._conn.state is not _CONNECTED:
             return  # DISCONNECT came: what is pending goes back to the broker with the connection
-        chunks = []
+        chunks: list[bytes] = []  # the frames' pieces (a body is not copied into its frame)
+        written = 0
         returned = []
         acknowledged = []
         credit: Counter[int] = Counter()
@@ -1085,8 +1092,9 @@ class _ClientConnection(asyncio.Protocol):
             if subscription is None:
                 returned.append(delivery.tag)
                 continue
-            message_id, data = self._message_frame(subscription, delivery)
-            chunks.append(data)
+            message_id, parts = self._message_frame(subscription, delivery)
+            chunks += parts
+            written += 1
             if subscription.ack == "auto":
                 acknowledged.append(delivery.tag)
                 if not subscription.explicit_credit:
@@ -1096,7 +1104,7 @@ class _ClientConnection(asyncio.Protocol):
                 if subscription.tags_by_message_id is not None:
                     subscription.tags_by_message_id[message_id] = delivery.tag
                 self._tag_owner[delivery.tag] = subscription
-        self._counters.messages_delivered += len(chunks)
+        self._counters.messages_delivered += written
         self._write_parts(chunks)  # joined with the rest of this turn's output, once
         broker_id = self._broker_id
         assert broker_id is not None
@@ -1123,7 +1131,10 @@ class _ClientConnection(asyncio.Protocol):
         assert version is not None  # MESSAGE frames are written only once CONNECTED
         return version
 
-    def _message_frame(self, subscription: _Subscription, delivery: Delivery) -> tuple[str, bytes]:
+    def _message_frame(
+        self, subscription: _Subscription, delivery: Delivery
+    ) -> tuple[str, tuple[bytes, ...]]:
+        """The message-id of the MESSAGE frame for ``delivery`` and the frame, in pieces."""
         message = delivery.message
         message_id = message._message_id or f"ID:{self._session_id}:{delivery.tag}"
         if self._extensions:
@@ -1137,12 +1148,15 @@ class _ClientConnection(asyncio.Protocol):
                 ("content-type", JMS_MESSAGE_CONTENT_TYPE),
             ]
             body = encode(message)
-            return message_id, self._conn.message(headers, body)
+            return message_id, (self._conn.message(headers, body),)
         destination = message._destination
+        frames = subscription.frames
         if destination is None or destination == subscription.destination:
-            return message_id, subscription.frames.frame(message, message_id, delivery.tag)
-        return message_id, subscription.frames.frame(
-            message, message_id, delivery.tag, self._name_of(destination)
+            return message_id, frames.frame_parts(
+                message, message_id, delivery.tag, None, delivery.delivery_count
+            )
+        return message_id, frames.frame_parts(
+            message, message_id, delivery.tag, self._name_of(destination), delivery.delivery_count
         )
 
     # -- destinations --------------------------------------------------------------------------
@@ -1242,14 +1256,15 @@ class _ClientConnection(asyncio.Protocol):
                 self._admin(frame, text[len(_ADMIN_PREFIX) :])
             return
         destination = self._destination(text)
-        self._authorize(_SEND, destination)
+        if self._security.restricted:  # asked here first: _authorize is a call per SEND
+            self._authorize(_SEND, destination)
         # A plain SEND gets an ID; a whole jms message keeps its own (or none, as sent).
         message = message_from_frame(
             headers,
             frame.body,
             destination,
             self._resolve_reply_to,
-            wall_clock_ms(),
+            self._read_ms,
             self._localize_inbound,
             self._new_message_id,
         )
@@ -1273,7 +1288,7 @@ class _ClientConnection(asyncio.Protocol):
         return self._destination(text, "reply-to")
 
     def _new_message_id(self) -> str:
-        return f"ID:{self._session_id}:{next(self._message_ids)}"
+        return f"{self._message_id_prefix}{next(self._message_ids)}"
 
     def _transaction_id(self, frame: Frame) -> int | None:
         return self._transaction_named(frame.header("transaction"))
@@ -1330,6 +1345,9 @@ class _ClientConnection(asyncio.Protocol):
             max_deliveries=None
             if max_deliveries is None
             else self._number(frame, "jms-max-deliveries", 0),
+            # A MESSAGE frame is written from the broker's own message, without a copy; a jms
+            # client's is localized first (_localize_outbound), so it gets a copy.
+            read_only_messages=not self._extensions,
         )
         subscription = self._subscription(
             subscription_id, destination, ack, self._extensions and ack != "auto"
@@ -1470,7 +1488,7 @@ class _ClientConnection(asyncio.Protocol):
                 page = await self._loop.run_in_executor(
                     None, self._broker.browse, broker_id, source, selector, next_seq, end_seq, size
                 )
-                chunks = []
+                chunks: list[bytes] = []
                 for seq, message in page.messages:
                     message_id = message._message_id or f"ID:{self._session_id}:b{seq}"
                     if self._extensions:
@@ -1484,8 +1502,8 @@ class _ClientConnection(asyncio.Protocol):
                         body = encode(message)
                         chunks.append(self._conn.message(headers, body))
                     else:
-                        chunks.append(subscription.frames.frame(message, message_id, None))
-                sent += len(chunks)
+                        chunks += subscription.frames.frame_parts(message, message_id, None)
+                sent += len(page.messages)
                 self._write(b"".join(chunks))
                 next_seq = page.next_seq
                 await self._resumed.wait()
