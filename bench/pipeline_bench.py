@@ -6,9 +6,9 @@ A ``jms broker`` process (a fresh SQLite store in a temporary directory, STOMP o
 holds N PERSISTENT TextMessages of ``--size`` bytes with three typed properties. Before any
 timing, the same messages are written once as a Parquet file in ``MESSAGE_SCHEMA`` (read from the
 queue with one ``SequenceReader`` and decoded with ``jms.spark.columnar.encoded_to_arrow``). Then,
-after a
-warm-up job of each kind (Spark starts its Python workers once per session; that start-up is not
-the pipeline's throughput):
+after a warm-up job of each kind (Spark starts its Python workers once per session; that
+start-up is not the pipeline's throughput; the writers' warm-ups run two tasks, so that both
+workers the timed writes use have started):
 
 - **floor**: ``spark.read.parquet`` of that file → ``write.parquet``: Spark's own speed for the
   rows, the baseline every ratio is taken against;
@@ -276,10 +276,11 @@ class Jobs:
             raise error
         return seconds, query
 
-    def sink(self, source: Path, queue: str) -> float:
+    def sink(self, source: Path, queue: str, partitions: int | None = None) -> float:
         began = time.perf_counter()
+        rows = self.spark.read.parquet(str(source))
         (
-            self.spark.read.parquet(str(source))
+            (rows if partitions is None else rows.repartition(partitions))
             .write.format("jms")
             .mode("append")
             .option("url", self.url)
@@ -288,9 +289,12 @@ class Jobs:
         )
         return time.perf_counter() - began
 
-    def python_sink_floor(self, source: Path) -> float:
+    def python_sink_floor(self, source: Path, partitions: int | None = None) -> float:
         began = time.perf_counter()
-        self.spark.read.parquet(str(source)).write.format("counting").mode("append").save()
+        rows = self.spark.read.parquet(str(source))
+        (rows if partitions is None else rows.repartition(partitions)).write.format(
+            "counting"
+        ).mode("append").save()
         return time.perf_counter() - began
 
     def rows(self, output: Path) -> int:
@@ -378,10 +382,12 @@ def main() -> None:
             # One small job of each kind first: Python workers, classes, the checkpoint code.
             jobs.batch_read("warmup", root / "warmup")
             jobs.parquet_to_parquet(root / "warmup", root / "warmup-copy")
-            jobs.sink(root / "warmup", "warmup-sink")
+            # The writers' warm-ups run two tasks, as the timed writes do, so that both Python
+            # workers have started and imported what a writer needs before any timing.
+            jobs.sink(root / "warmup", "warmup-sink", partitions=2)
             jobs.streaming_read("warmup", root / "warmup-stream", args.per_trigger)
             jobs.python_stream_floor(root / "warmup-one-row")
-            jobs.python_sink_floor(root / "warmup")
+            jobs.python_sink_floor(root / "warmup", partitions=2)
 
             floor = best(args.repeat, lambda run: jobs.parquet_to_parquet(rows, root / "floor"))
             assert jobs.rows(root / "floor") == messages

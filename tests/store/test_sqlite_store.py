@@ -14,8 +14,10 @@ import pytest
 
 from jms.errors import IllegalStateException
 from jms.message import BytesMessage, TextMessage
+from jms.message.codec import encode
 from jms.store import (
     AddDestination,
+    AppendEncodedRun,
     AppendMessage,
     Completion,
     DeleteSubscription,
@@ -93,6 +95,20 @@ def test_checkpoints_are_made_beside_the_writer_while_the_store_is_open(tmp_path
         range(1, 21)
     )
     reopened.close()
+
+
+def test_a_run_longer_than_one_statement_takes_is_written_in_parts_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jms.store.sqlite._RUN_PART_BYTES", 300)
+    encodings = [encode(TextMessage("x" * size)) for size in (0, 500, 3, 120, 77, 900, 1)]
+    store = SQLiteStore(tmp_path)
+    store.submit([AppendEncodedRun("queue://q", 4, encodings, ("queue://q",))]).wait()
+    read = store.read_encoded_entries("queue://q", 1, None, 100)
+    assert [(entry.seq, entry.data) for entry in read] == list(
+        zip(range(4, 11), encodings, strict=True)
+    )
+    store.close()
 
 
 def test_acknowledged_messages_are_deleted_from_disk(tmp_path: Path) -> None:
