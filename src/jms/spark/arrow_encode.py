@@ -50,7 +50,7 @@ from jms.message.codec import (
     _TRUE,
     FORMAT_VERSION,
 )
-from jms.message.message import JMSX_PROPERTY_TYPES, property_name_error
+from jms.message.message import property_name_error
 from jms.types import BYTE_RANGE, INT_RANGE, SHORT_RANGE
 
 __all__ = ["arrow_to_encoded"]
@@ -271,6 +271,7 @@ class _Properties:
         self._count, self._rows = count, rows
         self.names: list[bytes] = []
         self._kinds: list[tuple[str, int | None]] = []
+        self._values: list[pa.Array] = []
         if not count:
             return
         keys, records = properties.keys, properties.items
@@ -286,10 +287,7 @@ class _Properties:
         ):
             raise _OtherShape
         if len(set(first_keys)) != count or any(
-            name in JMSX_PROPERTY_TYPES
-            or property_name_error(name) is not None
-            or name.startswith("JMSX")
-            for name in first_keys
+            name.startswith("JMSX") or property_name_error(name) is not None for name in first_keys
         ):
             raise _OtherShape
         if any(type_name not in _PROPERTY_KINDS for type_name in first_types):
@@ -300,9 +298,12 @@ class _Properties:
             raise _OtherShape
         self.names = [name.encode("utf-8", "surrogatepass") for name in first_keys]
         self._kinds = [_PROPERTY_KINDS[type_name] for type_name in first_types]
-        self._records = records
-        for position, (field, tag) in enumerate(self._kinds):
-            values = self._values(position, field)
+        # Each property's values, from its value field, every row's in turn.
+        self._values = [
+            records.field(field).take(pa.array(np.arange(position, rows * count, count)))
+            for position, (field, _) in enumerate(self._kinds)
+        ]
+        for values, (_, tag) in zip(self._values, self._kinds, strict=True):
             if values.null_count:
                 raise _OtherShape
             if tag in _RANGES:
@@ -311,11 +312,6 @@ class _Properties:
                 if not low <= bounds["min"] <= bounds["max"] <= high:
                     raise _OtherShape
 
-    def _values(self, position: int, field: str) -> pa.Array:
-        """The values of property ``position`` of every row, from its value field."""
-        taken = np.arange(position, self._rows * self._count, self._count)
-        return self._records.field(field).take(pa.array(taken))
-
     def parts(self) -> list[pa.Array]:
         """The rows' value columns (``codec._encode_values``): tags, then integers as int64,
         doubles as float64, String lengths as uint32, in one fixed-width part; then each
@@ -323,8 +319,7 @@ class _Properties:
         if not self._count:
             return []
         tags, integers, doubles, strings = [], [], [], []
-        for position, (field, tag) in enumerate(self._kinds):
-            values = self._values(position, field)
+        for values, (field, tag) in zip(self._values, self._kinds, strict=True):
             if tag is None:
                 tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
             else:

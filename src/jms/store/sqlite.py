@@ -10,9 +10,9 @@ savepoint per batch, so that the failing batch rolls back alone and its ``Comple
 are the batch's completions released — so a PERSISTENT ``send`` that returned survives ``kill -9``.
 Reads use their own connection and see every committed batch. Copying the log's pages into the
 database file (a checkpoint) is done by a thread of its own with its own connection
-(``jms-store-checkpointer``), so a commit only appends to the log and fsyncs it. The directory is locked
-(``fcntl.flock``) so two brokers can never open the same store; the OS drops the lock when a
-process dies. The schema and how to inspect or back up a live store are in docs/storage.md. This
+(``jms-store-checkpointer``), so a commit only appends to the log and fsyncs it. The directory
+is locked (``fcntl.flock``) so two brokers can never open the same store; the OS drops the lock
+when a process dies. The schema and how to inspect or back up a live store are in docs/storage.md. This
 module never decides delivery order and never holds messages in memory beyond the batch being
 written: paging is done by ``read_sequences`` and ``read_entries``.
 """
