@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 
 from jms.errors import MessageFormatException
 from jms.message import BytesMessage, Message, Queue, TextMessage, Topic, codec
-from jms.message.codec import EncodedFacts, check_encoded, decode, encode
+from jms.message.codec import (
+    EncodedFacts,
+    check_and_restamp,
+    check_encoded,
+    decode,
+    encode,
+    restamped,
+)
 from jms.types import Byte, Double, Float, Int, Long, Short
 from tests.strategies import messages, property_values_of
 
@@ -89,6 +96,57 @@ def test_check_encoded_accepts_and_refuses_what_decode_does_with_the_same_reason
     assert _outcome(check_encoded, bytes(encoded)) == _outcome(_decoded_facts, bytes(encoded))
 
 
+def _later_times(expiration: int, delivery_time: int) -> tuple[int, int]:
+    return expiration // 2 + 1, delivery_time // 3
+
+
+def _checked_then_restamped(data: bytes) -> tuple[bytes, EncodedFacts]:
+    facts = check_encoded(data)
+    expiration, delivery_time = _later_times(facts.expiration, facts.delivery_time)
+    stamped = restamped(
+        data,
+        message_id="ID:broker-s7:12",
+        timestamp=1_700_000_000_000,
+        expiration=expiration,
+        delivery_time=delivery_time,
+    )
+    return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
+
+
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(_common_messages(), messages()), st.data())
+def test_check_and_restamp_is_check_encoded_then_restamped_in_one_pass(
+    message: Message, data: st.DataObject
+) -> None:
+    encoded = bytearray(encode(message))
+    for _ in range(data.draw(st.integers(0, 2))):
+        position = data.draw(st.integers(0, len(encoded) - 1))
+        encoded[position] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        del encoded[-data.draw(st.integers(1, len(encoded))) :]
+
+    def fused(data: bytes) -> tuple[bytes, EncodedFacts]:
+        return check_and_restamp(
+            data,
+            message_id="ID:broker-s7:12",
+            timestamp=1_700_000_000_000,
+            published_times=_later_times,
+        )
+
+    outcome = _outcome(fused, bytes(encoded))
+    assert outcome == _outcome(_checked_then_restamped, bytes(encoded))
+    if outcome[0] == "ok":
+        stamped, facts = outcome[1]  # type: ignore[misc]
+        restored = decode(stamped)
+        assert restored.get_jms_message_id() == "ID:broker-s7:12"
+        assert restored.get_jms_timestamp() == 1_700_000_000_000
+        assert not restored.get_jms_redelivered()
+        assert (restored.get_jms_expiration(), restored.get_jms_delivery_time()) == (
+            facts.expiration,
+            facts.delivery_time,
+        )
+
+
 def _without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(data: object) -> EncodedFacts:
         raise AssertionError("check_encoded decoded a message of the common shape")
@@ -116,6 +174,11 @@ def test_the_common_shape_is_checked_without_decoding(monkeypatch: pytest.Monkey
     encoded = encode(message)
     _without_decoding(monkeypatch)
     assert check_encoded(encoded) == EncodedFacts(Queue("orders"), 2, 0, 0)
+    stamped, facts = check_and_restamp(
+        encoded, message_id="ID:b-1", timestamp=5, published_times=_later_times
+    )
+    assert facts == EncodedFacts(Queue("orders"), 2, 1, 0)
+    assert decode(stamped).get_jms_message_id() == "ID:b-1"
     data = BytesMessage()
     data.write_bytes(b"\x00\xff" * 40)
     data.set_jms_destination(Topic("prices"))

@@ -110,12 +110,11 @@ from jms.message import (
     Topic,
 )
 from jms.message.codec import (
-    check_encoded,
+    check_and_restamp,
     decode,
     encode_redelivered,
     header_times,
     message_id_of,
-    restamped,
     with_redelivered,
 )
 from jms.selector import Selector
@@ -1061,30 +1060,30 @@ class Broker:
         now = self._clock()
         prefix = f"ID:{self._instance}-s{next(self._ids)}:"
         staged: list[tuple[bytes, Destination, bool, int]] = []
-        for index, item in enumerate(encoded):
+        published_times = functools.partial(_published_times, now)
+        persistent_mode = DeliveryMode.PERSISTENT
+        for index, item in enumerate(encoded, 1):
             try:
-                facts = check_encoded(item)
+                data, facts = check_and_restamp(
+                    item,
+                    message_id=f"{prefix}{index}",
+                    timestamp=now,
+                    published_times=published_times,
+                )
             except MessageFormatException as error:
                 raise MessageFormatException(
-                    f"staged message {index} is not a message: {error.reason}",
+                    f"staged message {index - 1} is not a message: {error.reason}",
                     linked_exception=error,
                 ) from None
             destination = facts.destination
             if not isinstance(destination, Queue | Topic):
                 raise InvalidDestinationException(
-                    f"staged message {index} has JMSDestination {destination!r}: a "
+                    f"staged message {index - 1} has JMSDestination {destination!r}: a "
                     "staged message names the queue or topic it is published to"
                 )
-            expiration, delivery_time = _published_times(now, facts.expiration, facts.delivery_time)
-            data = restamped(
-                item,
-                message_id=f"{prefix}{index + 1}",
-                timestamp=now,
-                expiration=expiration,
-                delivery_time=delivery_time,
+            staged.append(
+                (data, destination, facts.delivery_mode == persistent_mode, facts.delivery_time)
             )
-            persistent = facts.delivery_mode == DeliveryMode.PERSISTENT
-            staged.append((data, destination, persistent, delivery_time))
         with self._lock:
             connection = self._connection(connection_id)
             state = self._queue_destination(queue)

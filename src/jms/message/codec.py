@@ -46,6 +46,7 @@ __all__ = [
     "FORMAT_VERSION",
     "HEADER_TIMES_AT",
     "EncodedFacts",
+    "check_and_restamp",
     "check_encoded",
     "check_fixed_header",
     "decode",
@@ -698,24 +699,90 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
     ASCII strings; no JMSX property, no correlation ID bytes, no JMSReplyTo) is checked in one
     pass with no object built but its destination. Any other input -- including every invalid
     one -- is decoded, so the answer and every error are ``decode``'s."""
-    if type(data) is not bytes:
+    checked = _checked_in_one_pass(data)
+    if checked is None:
         return _facts_by_decoding(data)
+    fields, _, destination = checked
+    return EncodedFacts(destination, fields[3], fields[10], fields[11])
+
+
+def check_and_restamp(
+    data: bytes,
+    *,
+    message_id: str,
+    timestamp: int,
+    published_times: Callable[[int, int], tuple[int, int]],
+) -> tuple[bytes, EncodedFacts]:
+    """``check_encoded`` of ``data`` (the same errors) and ``restamped`` of it in one pass: the
+    encoding with this JMSMessageID and JMSTimestamp, JMSRedelivered false, and the JMSExpiration
+    and JMSDeliveryTime ``published_times(expiration, delivery_time)`` makes of its own; with the
+    facts of that encoding. A broker that stamps what it stores reads each message once."""
+    checked = _checked_in_one_pass(data)
+    if checked is None:
+        facts = _facts_by_decoding(data)
+        expiration, delivery_time = published_times(facts.expiration, facts.delivery_time)
+        stamped = restamped(
+            bytes(data),
+            message_id=message_id,
+            timestamp=timestamp,
+            expiration=expiration,
+            delivery_time=delivery_time,
+        )
+        return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
+    fields, lengths, destination = checked
+    magic, version, body_tag, delivery_mode, priority, _, bits, kind, reply_kind, *_ = fields
+    expiration, delivery_time = published_times(fields[10], fields[11])
+    rest = _FIXED.size + 4 * len(lengths)
+    if bits & _HAS_MESSAGE_ID:
+        rest += lengths[0]
+        lengths = lengths[1:]
+    new_id = message_id.encode("utf-8", "surrogatepass")
+    new_lengths = (len(new_id), *lengths)
+    header = _FIXED.pack(
+        magic,
+        version,
+        body_tag,
+        delivery_mode,
+        priority,
+        0,  # JMSRedelivered
+        bits | _HAS_MESSAGE_ID,
+        kind,
+        reply_kind,
+        timestamp,
+        expiration,
+        delivery_time,
+        fields[12],
+    )
+    stamped = b"".join(
+        (header, _lengths_struct(len(new_lengths)).pack(*new_lengths), new_id, data[rest:])
+    )
+    return stamped, EncodedFacts(destination, delivery_mode, expiration, delivery_time)
+
+
+def _checked_in_one_pass(
+    data: bytes | bytearray | memoryview,
+) -> tuple[tuple[Any, ...], tuple[int, ...], Destination] | None:
+    """The fixed header, string lengths and destination of ``data`` when it is a message of the
+    shape ``check_encoded`` reads in one pass and ``decode`` accepts; None for anything else,
+    which only ``decode`` can judge."""
+    if type(data) is not bytes:
+        return None
     size = len(data)
     if size < _FIXED.size:
-        return _facts_by_decoding(data)
+        return None
     (
         _,
         _,
         body_tag,
-        delivery_mode,
+        _,
         _,
         _,
         bits,
         destination_kind,
         reply_to_kind,
         _,
-        expiration,
-        delivery_time,
+        _,
+        _,
         property_count,
     ) = fields = _FIXED.unpack_from(data)
     if (
@@ -726,53 +793,53 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
         or destination_kind > 1  # a temporary destination
         or reply_to_kind != _NO_DESTINATION
     ):
-        return _facts_by_decoding(data)
+        return None
     header_strings = (bits & _STRING_BITS).bit_count()
     lengths_struct = _lengths_struct(header_strings + property_count)
     offset = _FIXED.size + lengths_struct.size
     if offset > size:
-        return _facts_by_decoding(data)
+        return None
     lengths = lengths_struct.unpack_from(data, _FIXED.size)
     strings_end = offset + sum(lengths)
     if strings_end > size or not data[offset:strings_end].isascii():
-        return _facts_by_decoding(data)
+        return None
     at = offset + sum(lengths[: (bits & _IDENTITY_BITS).bit_count()])
     name_length = lengths[(bits & _IDENTITY_BITS).bit_count()]
     if not name_length:
-        return _facts_by_decoding(data)
+        return None
     destination = _fast_destination(destination_kind, data[at : at + name_length])
     offset = strings_end
     if property_count:
         names_start = strings_end - sum(lengths[header_strings:])
         if not _fast_names(data[names_start:strings_end], lengths[header_strings:]):
-            return _facts_by_decoding(data)
+            return None
         plan = _values_plan(data[offset : offset + property_count], False)
         offset += property_count
         if isinstance(plan, str) or offset > size:
-            return _facts_by_decoding(data)
+            return None
         shape = _columns_shape(plan)
         if offset + shape.columns.size > size:
-            return _facts_by_decoding(data)
+            return None
         columns = shape.columns.unpack_from(data, offset)
         offset += shape.columns.size
         for column, low, high in shape.ranges:
             if not low <= columns[column] <= high:
-                return _facts_by_decoding(data)
+                return None
         for column in shape.floats:
             raw = columns[column]
             if round_to_float32(raw) != raw and not math.isnan(raw):
-                return _facts_by_decoding(data)
+                return None
         blobs_end = offset + sum(columns[plan.lengths_at :])
         if blobs_end > size or not data[offset:blobs_end].isascii():
-            return _facts_by_decoding(data)
+            return None
         offset = blobs_end
     if body_tag == 2:
         if offset + 4 > size:
-            return _facts_by_decoding(data)
+            return None
         offset += 4 + _U32.unpack_from(data, offset)[0]
     if offset != size:
-        return _facts_by_decoding(data)
-    return EncodedFacts(destination, delivery_mode, expiration, delivery_time)
+        return None
+    return fields, lengths, destination
 
 
 # What ``check_encoded`` reads in one pass: the optional strings, a destination, a text body.
