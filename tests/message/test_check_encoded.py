@@ -79,21 +79,27 @@ def _decoded_facts(data: bytes) -> EncodedFacts:
     )
 
 
+def _damaged(encoded: bytes, data: st.DataObject) -> bytes:
+    """``encoded`` with up to three bytes overwritten, and maybe cut short or run on."""
+    damaged = bytearray(encoded)
+    for _ in range(data.draw(st.integers(0, 3))):
+        position = data.draw(st.integers(0, len(damaged) - 1))
+        damaged[position] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.sampled_from([None, None, None, -1, 1]))
+    if cut == -1:
+        del damaged[-data.draw(st.integers(1, len(damaged))) :]
+    elif cut == 1:
+        damaged += data.draw(st.binary(min_size=1, max_size=8))
+    return bytes(damaged)
+
+
 @settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(_common_messages(), messages()), st.data())
 def test_check_encoded_accepts_and_refuses_what_decode_does_with_the_same_reason(
     message: Message, data: st.DataObject
 ) -> None:
-    encoded = bytearray(encode(message))
-    for _ in range(data.draw(st.integers(0, 3))):
-        position = data.draw(st.integers(0, len(encoded) - 1))
-        encoded[position] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.sampled_from([None, None, None, -1, 1]))
-    if cut == -1:
-        del encoded[-data.draw(st.integers(1, len(encoded))) :]
-    elif cut == 1:
-        encoded += data.draw(st.binary(min_size=1, max_size=8))
-    assert _outcome(check_encoded, bytes(encoded)) == _outcome(_decoded_facts, bytes(encoded))
+    encoded = _damaged(encode(message), data)
+    assert _outcome(check_encoded, encoded) == _outcome(_decoded_facts, encoded)
 
 
 def _later_times(expiration: int, delivery_time: int) -> tuple[int, int]:
@@ -118,12 +124,7 @@ def _checked_then_restamped(data: bytes) -> tuple[bytes, EncodedFacts]:
 def test_check_and_restamp_is_check_encoded_then_restamped_in_one_pass(
     message: Message, data: st.DataObject
 ) -> None:
-    encoded = bytearray(encode(message))
-    for _ in range(data.draw(st.integers(0, 2))):
-        position = data.draw(st.integers(0, len(encoded) - 1))
-        encoded[position] = data.draw(st.integers(0, 255))
-    if data.draw(st.booleans()):
-        del encoded[-data.draw(st.integers(1, len(encoded))) :]
+    encoded = _damaged(encode(message), data)
 
     def fused(data: bytes) -> tuple[bytes, EncodedFacts]:
         return check_and_restamp(
@@ -133,8 +134,8 @@ def test_check_and_restamp_is_check_encoded_then_restamped_in_one_pass(
             published_times=_later_times,
         )
 
-    outcome = _outcome(fused, bytes(encoded))
-    assert outcome == _outcome(_checked_then_restamped, bytes(encoded))
+    outcome = _outcome(fused, encoded)
+    assert outcome == _outcome(_checked_then_restamped, encoded)
     if outcome[0] == "ok":
         stamped, facts = outcome[1]  # type: ignore[misc]
         restored = decode(stamped)
