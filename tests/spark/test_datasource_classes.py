@@ -25,7 +25,13 @@ from jms.spark import MESSAGE_ARROW_SCHEMA, MESSAGE_SCHEMA, from_rows, to_arrow
 from jms.spark.datasource import JmsDataSource
 from jms.spark.offsets import EARLIEST, LATEST
 from jms.spark.options import SinkOptions, SourceOptions
-from jms.spark.sink import COMMITS_PREFIX, STAGING_PREFIX, JmsBatchWriter, JmsStreamWriter
+from jms.spark.sink import (
+    COMMITS_PREFIX,
+    STAGE_REQUEST_BYTES,
+    STAGING_PREFIX,
+    JmsBatchWriter,
+    JmsStreamWriter,
+)
 from jms.spark.source import JmsBatchReader, JmsStreamReader, RangePartition
 from jms.stomp.service import ServerThread
 from jms.stomp.tls import ServerTls
@@ -416,6 +422,36 @@ def test_a_batch_write_publishes_simple_rows_atomically_and_skips_failed_attempt
     staging = f"{writer._prefix}.p0"
     assert staging.startswith(STAGING_PREFIX)
     assert _texts(session, staging) == []  # orphan cleaned up too
+
+
+def test_small_arrow_batches_are_staged_together_and_large_ones_each_at_once(
+    url: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests: list[int] = []
+    stage_encoded = Session.stage_encoded
+
+    def counted(self: Session, queue: Queue, encoded: Any) -> Any:
+        requests.append(len(encoded))
+        return stage_encoded(self, queue, encoded)
+
+    monkeypatch.setattr(Session, "stage_encoded", counted)
+    writer = JmsBatchWriter(SinkOptions.parse({"url": url}, streaming=False), _SIMPLE)
+    small = [_simple_batch([(f"m{n}", "queue://small", 4, "eu", n)]) for n in range(40)]
+    writer.commit([_roundtrip(writer).write(iter(small))])
+    assert requests == [40]  # 40 one-row batches: one request, at the end
+    assert _texts(session, "small") == [f"m{n}" for n in range(40)]
+
+    requests.clear()
+    body = "x" * (STAGE_REQUEST_BYTES // 3)
+    large = [
+        _simple_batch([(f"{n}:{k}:{body}", "queue://large", 4, None, k) for k in range(3)])
+        for n in range(3)
+    ]
+    writer.commit([_roundtrip(writer).write(iter(large))])
+    assert requests == [3, 3, 3]  # each batch holds a request's worth: staged as it comes
+    assert [text.partition(body)[0] for text in _texts(session, "large")] == [
+        f"{n}:{k}:" for n in range(3) for k in range(3)
+    ]
 
 
 def test_message_schema_rows_are_republished_with_their_types(url: str, session: Session) -> None:

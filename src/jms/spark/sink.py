@@ -7,8 +7,8 @@ to the broker, are written to its store once, and the driver only says which of 
 
 1. **Stage.** Each task attempt sends its messages (``jms.broker.staging``) to its partition's
    *staging queue* ``jms.spark.staging.<sink>.p<partition>`` -- nobody consumes it -- an Arrow
-   batch at a time (``Session.stage_encoded``: over STOMP, frames of a few MiB of codec
-   encodings). The broker checks and stamps each message, stores it there, and answers with the
+   batch at a time, or several small ones together (``Session.stage_encoded``: over STOMP,
+   frames of a few MiB of codec encodings). The broker checks and stamps each message, stores it there, and answers with the
    numbers it got; the task reports (staging queue, those ranges).
 2. **Publish.** The driver's ``commit`` sends one request, ``Session.publish_staged``: the broker
    publishes the reported ranges (what failed attempts staged is not among them), partition after
@@ -70,6 +70,11 @@ logger = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = "jms.spark.staging."
 COMMITS_PREFIX: Final = "jms.spark.commits."
+#: A task asks the broker to stage its messages at least this many bytes of encodings at a time
+#: (all of them at the end), whatever the size of the Arrow batches Spark hands it: Spark's
+#: hand-over is fastest in batches of a few MiB or less (docs/spark.md, "Arrow batch size"),
+#: and each staging request costs the broker a store commit.
+STAGE_REQUEST_BYTES: Final = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +105,22 @@ def stage(
         session = connection.create_session()
         staging_queue = Queue(staging)
         in_flight: Future[list[StagedRange]] | None = None
+        encoded: list[bytes] = []
+        size = 0
         for batch in batches:
-            encoded = rows.encoded(batch)
+            more = rows.encoded(batch)
+            encoded += more
+            size += sum(map(len, more))
+            if size < STAGE_REQUEST_BYTES:
+                continue  # small Arrow batches are staged together: fewer requests and commits
             if in_flight is not None:
                 ranges += in_flight.result()
             in_flight = sender.submit(session.stage_encoded, staging_queue, encoded)
+            encoded, size = [], 0
         if in_flight is not None:
             ranges += in_flight.result()
+        if encoded:
+            ranges += session.stage_encoded(staging_queue, encoded)
     # Requests that follow each other (nothing else staged between them) make one range.
     merged: list[list[int]] = []
     for part in ranges:
