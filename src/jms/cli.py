@@ -1171,7 +1171,7 @@ def pipeline(
     try:
         from pyspark.sql import SparkSession
 
-        from jms.spark.pipeline import Pipeline, check_broker, run_pipeline
+        from jms.spark.pipeline import SESSION_SETTINGS, Pipeline, check_broker, run_pipeline
     except ImportError as error:
         missing = (error.name or "").partition(".")[0]
         if missing not in _SPARK_EXTRA:
@@ -1211,7 +1211,7 @@ def pipeline(
     spark = running or (
         SparkSession.builder.master(master)
         .appName(f"jms pipeline {source} -> {target}")
-        .config("spark.ui.showConsoleProgress", "false")
+        .config(map=dict(SESSION_SETTINGS))
         .getOrCreate()
     )
     if running is None:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -23,7 +24,15 @@ from jms.broker import Broker
 from jms.cli import app
 from jms.client import ConnectionFactory, Session
 from jms.message import Message, Queue
-from jms.spark.pipeline import Pipeline, Progress, StreamTally, check_broker, run_pipeline
+from jms.spark.pipeline import (
+    SESSION_SETTINGS,
+    Pipeline,
+    Progress,
+    StreamTally,
+    check_broker,
+    run_pipeline,
+)
+from jms.spark.sink import ARROW_BATCH_BYTES
 from jms.stomp.service import ServerThread
 from jms.stomp.tls import ServerTls
 from jms.types import Long
@@ -171,6 +180,54 @@ def test_a_batch_pipeline_copies_the_selected_messages_to_parquet_without_consum
     rows = jms_spark.read.parquet(str(tmp_path / "eu")).collect()
     assert sorted(row.properties["n"].long for row in rows) == list(range(0, 90, 3))
     assert len(_numbers(session, queue)) == 90
+
+
+def _arrow_batch_bytes(spark: SparkSession, folder: Path) -> list[int]:
+    """The sizes of the Arrow batches the session hands a Python writer for 10,000 rows of
+    1 KiB, in one task."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
+
+    class SizesWriter(DataSourceArrowWriter):
+        def __init__(self, folder: str) -> None:
+            self.folder = folder
+
+        def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+            sizes = [str(batch.nbytes) for batch in iterator]
+            (Path(self.folder) / uuid.uuid4().hex).write_text(" ".join(sizes))
+            return WriterCommitMessage()
+
+    class SizesSink(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "jms_test_arrow_batch_sizes"
+
+        def writer(self, schema: object, overwrite: bool) -> SizesWriter:
+            return SizesWriter(self.options["folder"])
+
+    spark.dataSource.register(SizesSink)
+    folder.mkdir()
+    rows = spark.range(10_000, numPartitions=1).selectExpr("repeat('x', 1024) AS body")
+    rows.write.format("jms_test_arrow_batch_sizes").mode("append").option(
+        "folder", str(folder)
+    ).save()
+    return [int(size) for file in folder.iterdir() for size in file.read_text().split()]
+
+
+@pytest.mark.spark
+def test_the_pipeline_session_hands_python_writers_arrow_batches_of_a_few_mib(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    setting = "spark.sql.execution.arrow.maxBytesPerBatch"
+    assert spark.conf.get(setting, None) is None  # the session default: batches of 10,000 rows
+    default = _arrow_batch_bytes(spark, tmp_path / "default")
+    assert len(default) == 1 and default[0] > 4 * ARROW_BATCH_BYTES
+    spark.conf.set(setting, SESSION_SETTINGS[setting])
+    try:
+        tuned = _arrow_batch_bytes(spark, tmp_path / "tuned")
+    finally:
+        spark.conf.unset(setting)
+    assert sum(tuned) >= default[0] and len(tuned) >= 5
+    assert max(tuned) <= ARROW_BATCH_BYTES + 2048  # one row of slack: Spark counts as it goes
 
 
 @pytest.mark.spark

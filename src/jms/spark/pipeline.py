@@ -22,18 +22,20 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from jms.errors import JMSException, JMSSecurityException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
 from jms.spark.options import BrokerAddress
+from jms.spark.sink import ARROW_BATCH_BYTES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
 __all__ = [
+    "SESSION_SETTINGS",
     "Pipeline",
     "PipelineResult",
     "Progress",
@@ -43,6 +45,12 @@ __all__ = [
 ]
 
 _PARQUET = "parquet:"
+
+#: The settings of a session ``jms pipeline`` starts for itself (one it joins is left as it is).
+SESSION_SETTINGS: Final[Mapping[str, str]] = {
+    "spark.ui.showConsoleProgress": "false",  # the CLI shows its own progress
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(ARROW_BATCH_BYTES),
+}
 
 
 @dataclass(frozen=True, slots=True)
