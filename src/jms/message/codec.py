@@ -245,20 +245,41 @@ def restamped(
     """The encoding of the message ``data`` encodes (``encode``'s output, trusted) with these
     JMSMessageID, JMSTimestamp, JMSExpiration and JMSDeliveryTime and JMSRedelivered false, made
     without decoding the rest: ``encode`` of the message restamped gives the same bytes."""
-    fields = list(_FIXED.unpack_from(data))
-    bits, property_count = fields[6], fields[12]
-    count = (bits & _STRING_BITS).bit_count() + property_count
-    lengths = list(struct.unpack_from(f">{count}I", data, _FIXED.size))
-    rest = _FIXED.size + 4 * count
+    fields = _FIXED.unpack_from(data)
+    count = (fields[6] & _STRING_BITS).bit_count() + fields[12]
+    lengths = _lengths_struct(count).unpack_from(data, _FIXED.size)
+    return _restamped(data, fields, lengths, message_id, timestamp, expiration, delivery_time)
+
+
+def _restamped(
+    data: bytes,
+    fields: tuple[Any, ...],
+    lengths: tuple[int, ...],
+    message_id: str,
+    timestamp: int,
+    expiration: int,
+    delivery_time: int,
+) -> bytes:
+    """``restamped``, given the fixed header ``fields`` and string ``lengths`` of ``data``."""
+    bits = fields[6]
+    rest = _FIXED.size + 4 * len(lengths)
     if bits & _HAS_MESSAGE_ID:
-        rest += lengths.pop(0)
+        rest += lengths[0]
+        lengths = lengths[1:]
     new_id = message_id.encode("utf-8", "surrogatepass")
-    lengths.insert(0, len(new_id))
-    fields[5] = 0  # JMSRedelivered
-    fields[6] = bits | _HAS_MESSAGE_ID
-    fields[9:12] = timestamp, expiration, delivery_time
+    new_lengths = (len(new_id), *lengths)
+    header = _FIXED.pack(
+        *fields[:5],
+        0,  # JMSRedelivered
+        bits | _HAS_MESSAGE_ID,
+        *fields[7:9],
+        timestamp,
+        expiration,
+        delivery_time,
+        fields[12],
+    )
     return b"".join(
-        (_FIXED.pack(*fields), struct.pack(f">{len(lengths)}I", *lengths), new_id, data[rest:])
+        (header, _lengths_struct(len(new_lengths)).pack(*new_lengths), new_id, data[rest:])
     )
 
 
@@ -730,33 +751,9 @@ def check_and_restamp(
         )
         return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
     fields, lengths, destination = checked
-    magic, version, body_tag, delivery_mode, priority, _, bits, kind, reply_kind, *_ = fields
     expiration, delivery_time = published_times(fields[10], fields[11])
-    rest = _FIXED.size + 4 * len(lengths)
-    if bits & _HAS_MESSAGE_ID:
-        rest += lengths[0]
-        lengths = lengths[1:]
-    new_id = message_id.encode("utf-8", "surrogatepass")
-    new_lengths = (len(new_id), *lengths)
-    header = _FIXED.pack(
-        magic,
-        version,
-        body_tag,
-        delivery_mode,
-        priority,
-        0,  # JMSRedelivered
-        bits | _HAS_MESSAGE_ID,
-        kind,
-        reply_kind,
-        timestamp,
-        expiration,
-        delivery_time,
-        fields[12],
-    )
-    stamped = b"".join(
-        (header, _lengths_struct(len(new_lengths)).pack(*new_lengths), new_id, data[rest:])
-    )
-    return stamped, EncodedFacts(destination, delivery_mode, expiration, delivery_time)
+    stamped = _restamped(data, fields, lengths, message_id, timestamp, expiration, delivery_time)
+    return stamped, EncodedFacts(destination, fields[3], expiration, delivery_time)
 
 
 def _checked_in_one_pass(
