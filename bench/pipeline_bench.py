@@ -77,7 +77,7 @@ from jms.stomp.admin import AdminClient
 from jms.types import Long
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamReader, StreamingQuery
 
 _TRANSACTION = 1000
@@ -286,11 +286,15 @@ class Jobs:
             raise error
         return seconds, query
 
+    def _rows(self, source: Path, partitions: int | None) -> DataFrame:
+        """The Parquet rows of ``source``, in ``partitions`` partitions when given."""
+        rows = self.spark.read.parquet(str(source))
+        return rows if partitions is None else rows.repartition(partitions)
+
     def sink(self, source: Path, queue: str, partitions: int | None = None) -> float:
         began = time.perf_counter()
-        rows = self.spark.read.parquet(str(source))
         (
-            (rows if partitions is None else rows.repartition(partitions))
+            self._rows(source, partitions)
             .write.format("jms")
             .mode("append")
             .option("url", self.url)
@@ -301,10 +305,7 @@ class Jobs:
 
     def python_sink_floor(self, source: Path, partitions: int | None = None) -> float:
         began = time.perf_counter()
-        rows = self.spark.read.parquet(str(source))
-        (rows if partitions is None else rows.repartition(partitions)).write.format(
-            "counting"
-        ).mode("append").save()
+        self._rows(source, partitions).write.format("counting").mode("append").save()
         return time.perf_counter() - began
 
     def rows(self, output: Path) -> int:

@@ -8,8 +8,9 @@ to the broker, are written to its store once, and the driver only says which of 
 1. **Stage.** Each task attempt sends its messages (``jms.broker.staging``) to its partition's
    *staging queue* ``jms.spark.staging.<sink>.p<partition>`` -- nobody consumes it -- an Arrow
    batch at a time, or several small ones together (``Session.stage_encoded``: over STOMP,
-   frames of a few MiB of codec encodings). The broker checks and stamps each message, stores it there, and answers with the
-   numbers it got; the task reports (staging queue, those ranges).
+   frames of a few MiB of codec encodings). The broker checks and stamps each message, stores
+   it there, and answers with the numbers it got; the task reports (staging queue, those
+   ranges).
 2. **Publish.** The driver's ``commit`` sends one request, ``Session.publish_staged``: the broker
    publishes the reported ranges (what failed attempts staged is not among them), partition after
    partition so the rows keep their order (a source's partitions are consecutive ranges), in

@@ -12,9 +12,9 @@ Reads use their own connection and see every committed batch. Copying the log's 
 database file (a checkpoint) is done by a thread of its own with its own connection
 (``jms-store-checkpointer``), so a commit only appends to the log and fsyncs it. The directory
 is locked (``fcntl.flock``) so two brokers can never open the same store; the OS drops the lock
-when a process dies. The schema and how to inspect or back up a live store are in docs/storage.md. This
-module never decides delivery order and never holds messages in memory beyond the batch being
-written: paging is done by ``read_sequences`` and ``read_entries``.
+when a process dies. The schema and how to inspect or back up a live store are in
+docs/storage.md. This module never decides delivery order and never holds messages in memory
+beyond the batch being written: paging is done by ``read_sequences`` and ``read_entries``.
 """
 
 from __future__ import annotations
