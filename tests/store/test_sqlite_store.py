@@ -30,7 +30,7 @@ from jms.store import (
     SetDeliveryCount,
     StoreOperation,
 )
-from jms.store.sqlite import _RECLAIM_CHUNK, DATABASE_NAME, SQLiteStore
+from jms.store.sqlite import _RECLAIM_CHUNK, DATABASE_NAME, PAGE_BYTES, SQLiteStore
 
 
 def test_everything_survives_reopening(tmp_path: Path) -> None:
@@ -70,6 +70,28 @@ def test_the_database_is_in_wal_mode_and_inspectable(tmp_path: Path) -> None:
         assert inspector.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert inspector.execute("SELECT queue, seq FROM entries").fetchall() == [("queue://q", 1)]
     store.close()
+
+
+def test_a_new_store_has_16_kib_pages_and_an_older_store_keeps_its_own(tmp_path: Path) -> None:
+    assert PAGE_BYTES == 16384
+    SQLiteStore(tmp_path / "new").close()
+    with closing(sqlite3.connect(tmp_path / "new" / DATABASE_NAME)) as inspector:
+        assert inspector.execute("PRAGMA page_size").fetchone() == (PAGE_BYTES,)
+
+    older = tmp_path / "older"
+    older.mkdir()
+    with closing(sqlite3.connect(older / DATABASE_NAME)) as creator:  # as SQLite's default made
+        creator.execute("PRAGMA page_size=4096")
+        creator.execute("PRAGMA journal_mode=WAL")
+    store = SQLiteStore(older)
+    store.submit([AppendMessage("queue://q", 1, TextMessage("kept"), ("queue://q",))]).wait()
+    store.close()
+    reopened = SQLiteStore(older)
+    (entry,) = reopened.read_entries("queue://q", 1, None, 10)
+    assert entry.message.get_body(str) == "kept"
+    reopened.close()
+    with closing(sqlite3.connect(older / DATABASE_NAME)) as inspector:
+        assert inspector.execute("PRAGMA page_size").fetchone() == (4096,)
 
 
 def test_checkpoints_are_made_beside_the_writer_while_the_store_is_open(tmp_path: Path) -> None:
