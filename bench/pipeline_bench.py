@@ -11,7 +11,7 @@ start-up is not the pipeline's throughput; the writers' warm-ups run two tasks, 
 workers the timed writes use have started):
 
 - **floor**: ``spark.read.parquet`` of that file → ``write.parquet``: Spark's own speed for the
-  rows, the baseline every ratio is taken against;
+  rows, the baseline every ratio is taken against (run beside each path, see below);
 - **range read, no Spark**: one ``SequenceReader`` over STOMP pages through the queue
   (``read_encoded``, pages of 5000) and decodes each page into Arrow columns — what one Spark task
   does for its range;
@@ -40,7 +40,11 @@ recommends for any session that writes to ``jms``; the floor reads Parquet with 
 so that setting does not touch it.
 
 Each figure is N divided by the wall time of the job; repeatable figures are the best of
-``--repeat`` runs. The table shows each figure's ratio to the floor next to its goal.
+``--repeat`` runs. Every run of the batch read, the streaming read and the two sinks comes right
+after a run of the floor, and each path's ratio is taken against the best of the floor runs
+beside it: this VM's speed moves by up to half within minutes, so a floor measured minutes
+before a path says little about the machine the path ran on. The table shows each path with the
+floor it was measured beside, its ratio and its goal; below it, every floor run in order.
 
     python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
                                    [--per-trigger N]
@@ -88,6 +92,7 @@ _WARMUP_MESSAGES = 200
 class Figure:
     path: str
     seconds: float
+    floor: float  # the floor's seconds measured beside this path, what its ratio is taken against
     goal: float | None  # the least ratio to the floor this path should reach
 
 
@@ -162,6 +167,21 @@ def depths(url: str) -> dict[str, int]:
 def best(runs: int, job: Callable[[int], float]) -> float:
     """The fewest seconds of ``runs`` runs of ``job(run)`` (infinity for none)."""
     return min((job(run) for run in range(runs)), default=float("inf"))
+
+
+def beside_floor(
+    runs: int, floor: Callable[[], float], job: Callable[[int], float], floors: list[float]
+) -> tuple[float, float]:
+    """The fewest seconds of ``runs`` runs of ``job(run)``, each run right after a run of
+    ``floor``, and the fewest seconds of those floor runs (each also added to ``floors``). The
+    VM's speed moves by up to half within minutes, so a path's ratio is taken against the floor
+    measured beside it, not minutes earlier."""
+    paths, beside = [], []
+    for run in range(runs):
+        beside.append(floor())
+        paths.append(job(run))
+    floors.extend(beside)
+    return min(paths), min(beside)
 
 
 def one_row_source() -> type:
@@ -313,19 +333,20 @@ class Jobs:
 
 
 def report(figures: list[Figure], messages: int, checks: list[str], console: Console) -> None:
-    floor = figures[0]
     table = Table(
-        title=f"{messages:,} PERSISTENT messages, local[2]; ratios against the floor's msg/s"
+        title=f"{messages:,} PERSISTENT messages, local[2]; each path's msg/s against the floor "
+        "measured beside it"
     )
-    for column in ("path", "msg/s", "seconds", "× floor", "goal", "met"):
+    for column in ("path", "msg/s", "seconds", "floor s", "× floor", "goal", "met"):
         table.add_column(column, justify="left" if column == "path" else "right")
     for figure in figures:
-        ratio = floor.seconds / figure.seconds
+        ratio = figure.floor / figure.seconds
         met = "" if figure.goal is None else "yes" if ratio >= figure.goal else "NOT MET"
         table.add_row(
             figure.path,
             f"{messages / figure.seconds:,.0f}",
             f"{figure.seconds:.2f}",
+            f"{figure.floor:.2f}",
             f"{math.floor(ratio * 100) / 100:.2f}",  # cut, not rounded: 0.496 is not ≥ 0.50
             "" if figure.goal is None else f"≥ {figure.goal:.1f}",
             met,
@@ -400,26 +421,41 @@ def main() -> None:
             jobs.python_stream_floor(root / "warmup-one-row")
             jobs.python_sink_floor(root / "warmup", partitions=2)
 
-            floor = best(args.repeat, lambda run: jobs.parquet_to_parquet(rows, root / "floor"))
+            def floor_run() -> float:
+                return jobs.parquet_to_parquet(rows, root / "floor")
+
+            floors: list[float] = []
+            batch, batch_floor = beside_floor(
+                args.repeat, floor_run, lambda run: jobs.batch_read("bench", root / "batch"), floors
+            )
             assert jobs.rows(root / "floor") == messages
-            batch = best(args.repeat, lambda run: jobs.batch_read("bench", root / "batch"))
             batch_rows = jobs.rows(root / "batch")
             assert batch_rows == messages, batch_rows
-            streams = [
-                jobs.streaming_read(queue, root / f"stream-{queue}", args.per_trigger)
-                for queue in stream_queues
-            ]
-            stream, batches = min(streams)
+            stream_batches: list[int] = []
+
+            def stream_run(run: int) -> float:
+                queue = stream_queues[run]
+                seconds, batches = jobs.streaming_read(
+                    queue, root / f"stream-{queue}", args.per_trigger
+                )
+                stream_batches.append(batches)
+                return seconds
+
+            stream, stream_floor = beside_floor(len(stream_queues), floor_run, stream_run, floors)
             streamed = [jobs.rows(root / f"stream-{queue}") for queue in stream_queues]
             after = depths(url)
             left = sum(after.get(f"queue://{queue}", 0) for queue in stream_queues)
             python_floor = best(
                 args.repeat, lambda run: jobs.python_stream_floor(root / f"one-row-{run}")
             )
-            sink = best(args.repeat, lambda run: jobs.sink(rows, f"sink-{run}"))
+            sink, sink_floor = beside_floor(
+                args.repeat, floor_run, lambda run: jobs.sink(rows, f"sink-{run}"), floors
+            )
             python_sink = best(args.repeat, lambda run: jobs.python_sink_floor(rows))
             spark.conf.set(_ARROW_BATCH_SETTING, str(ARROW_BATCH_BYTES))
-            small_sink = best(args.repeat, lambda run: jobs.sink(rows, f"small-sink-{run}"))
+            small_sink, small_sink_floor = beside_floor(
+                args.repeat, floor_run, lambda run: jobs.sink(rows, f"small-sink-{run}"), floors
+            )
             small_python_sink = best(args.repeat, lambda run: jobs.python_sink_floor(rows))
             spark.conf.unset(_ARROW_BATCH_SETTING)
             arrived = depths(url)
@@ -435,24 +471,33 @@ def main() -> None:
             broker.wait(30)
 
     per_trigger = "no limit" if args.per_trigger is None else f"at most {args.per_trigger:,}"
+    floor = min(floors)
     figures = [
-        Figure("floor: Parquet → Parquet (Spark alone)", floor, None),
-        Figure("range read, 1 SequenceReader → Arrow, no Spark", range_seconds, None),
-        Figure('batch read: read.format("jms") → Parquet', batch, 0.5),
-        Figure(f"streaming read → Parquet, AvailableNow, {batches} batch(es)", stream, 0.4),
-        Figure('sink: Parquet → write.format("jms")', sink, 0.3),
+        Figure("floor: Parquet → Parquet (Spark alone), best run", floor, floor, None),
+        Figure("range read, 1 SequenceReader → Arrow, no Spark", range_seconds, floor, None),
+        Figure('batch read: read.format("jms") → Parquet', batch, batch_floor, 0.5),
+        Figure(
+            f"streaming read → Parquet, AvailableNow, {max(stream_batches)} batch(es)",
+            stream,
+            stream_floor,
+            0.4,
+        ),
+        Figure('sink: Parquet → write.format("jms")', sink, sink_floor, 0.3),
         Figure(
             f"sink, Arrow batches ≤ {ARROW_BATCH_BYTES // 2**20} MiB (jms pipeline)",
             small_sink,
+            small_sink_floor,
             0.3,
         ),
     ]
     beyond = stream - python_floor
     checks = [
+        f"floor runs, in the order measured: {', '.join(f'{seconds:.2f}' for seconds in floors)} s "
+        f"(slowest/fastest {max(floors) / floor:.2f})",
         f"Python stream floor: a one-row Python streaming source → Parquet, AvailableNow, runs "
         f"{python_floor:.2f} s (PySpark's per-query cost for any Python source); the streaming "
         f"read without it: {beyond:.2f} s, "
-        + (f"{floor / beyond:.2f}× the floor" if beyond > 0 else "no more than it"),
+        + (f"{stream_floor / beyond:.2f}× the floor" if beyond > 0 else "no more than it"),
         f"streaming read, {len(streamed)} run(s) on queues of their own: the Parquet sinks hold "
         + ", ".join(f"{rows:,}" for rows in streamed)
         + " rows "
@@ -464,10 +509,10 @@ def main() -> None:
         + f"; offsets per trigger: {per_trigger}; the queues hold {left:,} afterwards "
         + ("(every message consumed)" if left == 0 else "[red](not every message consumed)[/red]"),
         f"Python sink floor: the Parquet rows handed to a Python Arrow writer that does nothing "
-        f"with them take {python_sink:.2f} s, {floor / python_sink:.2f}× the floor (PySpark's "
+        f"with them take {python_sink:.2f} s, {sink_floor / python_sink:.2f}× the floor (PySpark's "
         f"hand-over of the rows to any Python sink); the sink took {sink - python_sink:.2f} s "
         f"more. In Arrow batches of at most {ARROW_BATCH_BYTES // 2**20} MiB: "
-        f"{small_python_sink:.2f} s, {floor / small_python_sink:.2f}× the floor; the sink took "
+        f"{small_python_sink:.2f} s, {small_sink_floor / small_python_sink:.2f}× the floor; the sink took "
         f"{small_sink - small_python_sink:.2f} s more",
         "sink: "
         + ", ".join(f"queue://{queue} received {count:,}" for queue, count in sunk)

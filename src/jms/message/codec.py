@@ -73,6 +73,11 @@ _TIMES_AT: Final = struct.calcsize(">2sBBBBBBBBq")  # JMSExpiration, then JMSDel
 #: 64-bit big-endian): where a store can filter by them without decoding.
 HEADER_TIMES_AT: Final = _TIMES_AT
 _TIMES: Final = struct.Struct(">qq")
+# The fixed header's bytes around its three times: the small fields before them, the property
+# count after them. Messages that agree on these bytes are read and restamped alike (``_Shape``).
+_SMALL_FIELDS_END: Final = struct.calcsize(">2sBBBBBBBB")
+_PROPERTY_COUNT_AT: Final = _FIXED.size - 4
+_STAMPED_TIMES: Final = struct.Struct(">qqq")  # JMSTimestamp, JMSExpiration, JMSDeliveryTime
 
 # Optional fields present. The String ones travel, in this order, at the head of the one string
 # column that also carries the property names (docs/wire-format.md).
@@ -245,41 +250,35 @@ def restamped(
     """The encoding of the message ``data`` encodes (``encode``'s output, trusted) with these
     JMSMessageID, JMSTimestamp, JMSExpiration and JMSDeliveryTime and JMSRedelivered false, made
     without decoding the rest: ``encode`` of the message restamped gives the same bytes."""
-    fields = _FIXED.unpack_from(data)
-    count = (fields[6] & _STRING_BITS).bit_count() + fields[12]
-    lengths = _lengths_struct(count).unpack_from(data, _FIXED.size)
-    return _restamped(data, fields, lengths, message_id, timestamp, expiration, delivery_time)
+    shape = _shape(_shape_key(data))
+    lengths = shape.lengths.unpack_from(data, _FIXED.size)
+    return _stamped(data, shape, lengths, message_id, timestamp, expiration, delivery_time)
 
 
-def _restamped(
+def _stamped(
     data: bytes,
-    fields: tuple[Any, ...],
+    shape: _Shape,
     lengths: tuple[int, ...],
     message_id: str,
     timestamp: int,
     expiration: int,
     delivery_time: int,
 ) -> bytes:
-    """``restamped``, given the fixed header ``fields`` and string ``lengths`` of ``data``."""
-    bits = fields[6]
-    rest = _FIXED.size + 4 * len(lengths)
-    if bits & _HAS_MESSAGE_ID:
+    """``restamped``, given the ``shape`` and string ``lengths`` of ``data``."""
+    rest = shape.strings_at
+    if shape.has_message_id:
         rest += lengths[0]
         lengths = lengths[1:]
     new_id = message_id.encode("utf-8", "surrogatepass")
-    new_lengths = (len(new_id), *lengths)
-    header = _FIXED.pack(
-        *fields[:5],
-        0,  # JMSRedelivered
-        bits | _HAS_MESSAGE_ID,
-        *fields[7:9],
-        timestamp,
-        expiration,
-        delivery_time,
-        fields[12],
-    )
     return b"".join(
-        (header, _lengths_struct(len(new_lengths)).pack(*new_lengths), new_id, data[rest:])
+        (
+            shape.stamped_fields,
+            _STAMPED_TIMES.pack(timestamp, expiration, delivery_time),
+            shape.property_count_bytes,
+            shape.stamped_lengths.pack(len(new_id), *lengths),
+            new_id,
+            data[rest:],
+        )
     )
 
 
@@ -723,8 +722,8 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
     checked = _checked_in_one_pass(data)
     if checked is None:
         return _facts_by_decoding(data)
-    fields, _, destination = checked
-    return EncodedFacts(destination, fields[3], fields[10], fields[11])
+    shape, _, destination = checked
+    return EncodedFacts(destination, shape.delivery_mode, *_TIMES.unpack_from(data, _TIMES_AT))
 
 
 def check_and_restamp(
@@ -750,79 +749,58 @@ def check_and_restamp(
             delivery_time=delivery_time,
         )
         return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
-    fields, lengths, destination = checked
-    expiration, delivery_time = published_times(fields[10], fields[11])
-    stamped = _restamped(data, fields, lengths, message_id, timestamp, expiration, delivery_time)
-    return stamped, EncodedFacts(destination, fields[3], expiration, delivery_time)
+    shape, lengths, destination = checked
+    expiration, delivery_time = published_times(*_TIMES.unpack_from(data, _TIMES_AT))
+    stamped = _stamped(data, shape, lengths, message_id, timestamp, expiration, delivery_time)
+    return stamped, EncodedFacts(destination, shape.delivery_mode, expiration, delivery_time)
 
 
 def _checked_in_one_pass(
     data: bytes | bytearray | memoryview,
-) -> tuple[tuple[Any, ...], tuple[int, ...], Destination] | None:
-    """The fixed header, string lengths and destination of ``data`` when it is a message of the
-    shape ``check_encoded`` reads in one pass and ``decode`` accepts; None for anything else,
-    which only ``decode`` can judge."""
+) -> tuple[_Shape, tuple[int, ...], Destination] | None:
+    """The shape, string lengths and destination of ``data`` when it is a message of the shape
+    ``check_encoded`` reads in one pass and ``decode`` accepts; None for anything else, which
+    only ``decode`` can judge."""
     if type(data) is not bytes:
         return None
     size = len(data)
     if size < _FIXED.size:
         return None
-    (
-        _,
-        _,
-        body_tag,
-        _,
-        _,
-        _,
-        bits,
-        destination_kind,
-        reply_to_kind,
-        _,
-        _,
-        _,
-        property_count,
-    ) = fields = _FIXED.unpack_from(data)
-    if (
-        _fixed_header_problem(fields, size) is not None
-        or body_tag > 2  # a map, stream or object body holds values of its own
-        or bits & ~_FAST_BITS
-        or not bits & _HAS_DESTINATION
-        or destination_kind > 1  # a temporary destination
-        or reply_to_kind != _NO_DESTINATION
-    ):
+    shape = _shape(_shape_key(data))
+    if not shape.one_pass:
         return None
-    header_strings = (bits & _STRING_BITS).bit_count()
-    lengths_struct = _lengths_struct(header_strings + property_count)
-    offset = _FIXED.size + lengths_struct.size
+    offset = shape.strings_at
     if offset > size:
         return None
-    lengths = lengths_struct.unpack_from(data, _FIXED.size)
+    lengths = shape.lengths.unpack_from(data, _FIXED.size)
     strings_end = offset + sum(lengths)
     if strings_end > size or not data[offset:strings_end].isascii():
         return None
-    at = offset + sum(lengths[: (bits & _IDENTITY_BITS).bit_count()])
-    name_length = lengths[(bits & _IDENTITY_BITS).bit_count()]
+    identity = shape.identity_strings
+    at = offset + sum(lengths[:identity])
+    name_length = lengths[identity]
     if not name_length:
         return None
-    destination = _fast_destination(destination_kind, data[at : at + name_length])
+    destination = _fast_destination(shape.destination_kind, data[at : at + name_length])
     offset = strings_end
+    property_count = shape.property_count
     if property_count:
-        names_start = strings_end - sum(lengths[header_strings:])
-        if not _fast_names(data[names_start:strings_end], lengths[header_strings:]):
+        names = lengths[shape.header_strings :]
+        if not _fast_names(data[strings_end - sum(names) : strings_end], names):
             return None
         plan = _values_plan(data[offset : offset + property_count], False)
         offset += property_count
         if isinstance(plan, str) or offset > size:
             return None
-        shape = _columns_shape(plan)
-        if offset + shape.columns.size > size:
+        columns_shape = _columns_shape(plan)
+        if offset + columns_shape.columns.size > size:
             return None
-        columns = shape.columns.unpack_from(data, offset)
-        offset += shape.columns.size
-        for column, low, high in shape.ranges:
+        columns = columns_shape.columns.unpack_from(data, offset)
+        offset += columns_shape.columns.size
+        for column, low, high in columns_shape.ranges:
             if not low <= columns[column] <= high:
                 return None
-        for column in shape.floats:
+        for column in columns_shape.floats:
             raw = columns[column]
             if round_to_float32(raw) != raw and not math.isnan(raw):
                 return None
@@ -830,13 +808,75 @@ def _checked_in_one_pass(
         if blobs_end > size or not data[offset:blobs_end].isascii():
             return None
         offset = blobs_end
-    if body_tag == 2:
+    if shape.text_body:
         if offset + 4 > size:
             return None
         offset += 4 + _U32.unpack_from(data, offset)[0]
     if offset != size:
         return None
-    return fields, lengths, destination
+    return shape, lengths, destination
+
+
+def _shape_key(data: bytes) -> bytes:
+    """The bytes of ``data``'s fixed header other than its three times."""
+    return data[:_SMALL_FIELDS_END] + data[_PROPERTY_COUNT_AT : _FIXED.size]
+
+
+class _Shape(NamedTuple):
+    """What a fixed header's fields other than its three times fix about a message: where its
+    strings are, how it is restamped, and whether ``check_encoded`` reads it in one pass."""
+
+    lengths: struct.Struct  # the string lengths after the fixed header
+    strings_at: int
+    header_strings: int  # the header's own strings, before the property names
+    identity_strings: int  # the strings before the destination's name
+    destination_kind: int
+    property_count: int
+    delivery_mode: int
+    text_body: bool
+    one_pass: bool
+    has_message_id: bool
+    stamped_fields: bytes  # the small fields restamped: JMSRedelivered false, a JMSMessageID
+    property_count_bytes: bytes
+    stamped_lengths: struct.Struct  # the string lengths restamped
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(key: bytes) -> _Shape:
+    """The ``_Shape`` of the messages whose ``_shape_key`` is ``key`` (cached: a stream of
+    messages has few shapes). Its ``one_pass`` is false for a fixed header ``decode`` refuses."""
+    fields = _FIXED.unpack(key[:_SMALL_FIELDS_END] + bytes(24) + key[_SMALL_FIELDS_END:])
+    (_, _, body_tag, delivery_mode, _, _, bits, destination_kind, reply_to_kind, *_) = fields
+    property_count = fields[12]
+    header_strings = (bits & _STRING_BITS).bit_count()
+    lengths = _lengths_struct(header_strings + property_count)
+    has_message_id = bool(bits & _HAS_MESSAGE_ID)
+    stamped_fields = bytearray(key[:_SMALL_FIELDS_END])
+    stamped_fields[_REDELIVERED_AT] = 0
+    stamped_fields[_REDELIVERED_AT + 1] = bits | _HAS_MESSAGE_ID
+    return _Shape(
+        lengths=lengths,
+        strings_at=_FIXED.size + lengths.size,
+        header_strings=header_strings,
+        identity_strings=(bits & _IDENTITY_BITS).bit_count(),
+        destination_kind=destination_kind,
+        property_count=property_count,
+        delivery_mode=delivery_mode,
+        text_body=body_tag == 2,
+        one_pass=(
+            # any size: whether the message holds its property count is checked message by message
+            _fixed_header_problem(fields, 2**32) is None
+            and body_tag <= 2  # a map, stream or object body holds values of its own
+            and not bits & ~_FAST_BITS
+            and bool(bits & _HAS_DESTINATION)
+            and destination_kind <= 1  # not a temporary destination
+            and reply_to_kind == _NO_DESTINATION
+        ),
+        has_message_id=has_message_id,
+        stamped_fields=bytes(stamped_fields),
+        property_count_bytes=key[_SMALL_FIELDS_END:],
+        stamped_lengths=_lengths_struct(header_strings + property_count + (not has_message_id)),
+    )
 
 
 # What ``check_encoded`` reads in one pass: the optional strings, a destination, a text body.
