@@ -55,7 +55,7 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 from urllib.parse import quote
 
 from jms.broker.audit import DEFAULT_AUDIT_WINDOW, SendAudit
@@ -1059,7 +1059,11 @@ class Broker:
         check_stage_request(queue, encoded)
         now = self._clock()
         prefix = f"ID:{self._instance}-s{next(self._ids)}:"
-        staged: list[tuple[bytes, Destination, bool, int]] = []
+        stamped: list[bytes] = []
+        # Consecutive messages of one destination and delivery mode, as [count, destination,
+        # persistent, latest delivery time]: a request's messages mostly make one such group.
+        groups: list[list[Any]] = []
+        group: list[Any] = [0, None, None, 0]
         published_times = functools.partial(_published_times, now)
         persistent_mode = DeliveryMode.PERSISTENT
         for index, item in enumerate(encoded, 1):
@@ -1075,22 +1079,28 @@ class Broker:
                     f"staged message {index - 1} is not a message: {error.reason}",
                     linked_exception=error,
                 ) from None
-            destination = facts.destination
+            stamped.append(data)
+            destination, delivery_mode, _, delivery_time = facts
+            persistent = delivery_mode == persistent_mode
+            if destination is group[1] and persistent is group[2]:
+                group[0] += 1
+                if delivery_time > group[3]:
+                    group[3] = delivery_time
+                continue
             if not isinstance(destination, Queue | Topic):
                 raise InvalidDestinationException(
                     f"staged message {index - 1} has JMSDestination {destination!r}: a "
                     "staged message names the queue or topic it is published to"
                 )
-            staged.append(
-                (data, destination, facts.delivery_mode == persistent_mode, facts.delivery_time)
-            )
+            group = [1, destination, persistent, delivery_time]
+            groups.append(group)
         with self._lock:
             connection = self._connection(connection_id)
             state = self._queue_destination(queue)
             self._check_owner(connection, state)
             held = state.queue
             if state.policy.max_backlog is not None:
-                self._check_room([(state, [held])] * len(staged))
+                self._check_room([(state, [held])] * len(stamped))
             assert held.store_key is not None  # a staging queue is permanent
             runs = self._staged_runs.setdefault(state.text, [])
             lowest = [seq for seq in (held.first_paged(), min(held.entries, default=None)) if seq]
@@ -1099,18 +1109,14 @@ class Broker:
                 runs.pop(0)  # consumed meanwhile (acknowledge_through, purge)
             work = _Work(now)
             first = state.last_seq + 1
-            state.last_seq += len(staged) - 1
+            state.last_seq += len(stamped) - 1
             last = self._next_seq(state)  # the request's numbers reserved at once when due
-            work.operations.append(
-                AppendEncodedRun(
-                    state.text, first, [data for data, *_ in staged], (held.store_key,)
-                )
-            )
-            for seq, (_, destination, persistent, delivery_time) in zip(
-                range(first, last + 1), staged, strict=True
-            ):
-                add_to_runs(runs, seq, destination, persistent, delivery_time)
-            held.page_out_run(first, len(staged), max(due for *_, due in staged))
+            work.operations.append(AppendEncodedRun(state.text, first, stamped, (held.store_key,)))
+            seq = first
+            for count, destination, persistent, due in groups:
+                add_to_runs(runs, seq, seq + count - 1, destination, persistent, due)
+                seq += count
+            held.page_out_run(first, len(stamped), max(due for *_, due in groups))
             completion = self._finish(work)
         completion.wait()
         return StagedRange(queue, first, last)
@@ -1232,6 +1238,7 @@ class Broker:
                     if runs[index] is None:
                         add_to_runs(
                             recovered,
+                            stored.seq,
                             stored.seq,
                             message._destination,
                             message._delivery_mode == DeliveryMode.PERSISTENT,

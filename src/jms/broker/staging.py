@@ -126,22 +126,28 @@ class StagedRun:
 
 
 def add_to_runs(
-    runs: list[StagedRun], seq: int, destination: Destination, persistent: bool, due: int
+    runs: list[StagedRun],
+    first_seq: int,
+    last_seq: int,
+    destination: Destination,
+    persistent: bool,
+    due: int,
 ) -> None:
-    """Count the staged message numbered ``seq`` (above those counted before), for
-    ``destination``, of that delivery mode and JMSDeliveryTime ``due``, in ``runs``: the last
-    run grows if ``seq`` follows it with the same destination and mode."""
+    """Count the staged messages numbered ``first_seq`` to ``last_seq`` (above those counted
+    before), for ``destination``, of that delivery mode and JMSDeliveryTime ``due`` at the
+    latest, in ``runs``: the last run grows if they follow it with the same destination and
+    mode."""
     if runs:
         last = runs[-1]
         if (
-            last.last_seq == seq - 1
+            last.last_seq == first_seq - 1
             and last.persistent == persistent
             and last.destination == destination
         ):
-            last.last_seq = seq
+            last.last_seq = last_seq
             last.due_by = max(last.due_by, due)
             return
-    runs.append(StagedRun(seq, seq, destination, persistent, due))
+    runs.append(StagedRun(first_seq, last_seq, destination, persistent, due))
 
 
 def check_stage_request(queue: object, encoded: Sequence[object]) -> None:
