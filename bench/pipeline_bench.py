@@ -39,12 +39,14 @@ The sink and its Python floor run twice: with the session's default Arrow batche
 recommends for any session that writes to ``jms``; the floor reads Parquet with no Arrow batches,
 so that setting does not touch it.
 
-Each figure is N divided by the wall time of the job; repeatable figures are the best of
-``--repeat`` runs. Every run of the batch read, the streaming read and the two sinks comes right
-after a run of the floor, and each path's ratio is taken against the best of the floor runs
-beside it: this VM's speed moves by up to half within minutes, so a floor measured minutes
-before a path says little about the machine the path ran on. The table shows each path with the
-floor it was measured beside, its ratio and its goal; below it, every floor run in order.
+Each figure is N divided by the wall time of the job, the best of ``--repeat`` runs. The jobs
+run in rounds, each job once a round, and every run of the batch read, the streaming read and
+the two sinks comes right after a run of the floor; each path's ratio is taken against the best
+of the floor runs beside it. This VM's speed moves by up to half within minutes, and Spark's JVM
+gets faster at the same job over its first runs (the floor's first full run after a small
+warm-up took twice as long as its eighth), so a floor measured once, first, is slower than the
+machine the paths later run on. The table shows each path with the floor it was measured beside,
+its ratio and its goal; below it, every floor run in order.
 
     python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
                                    [--per-trigger N]
@@ -169,19 +171,27 @@ def best(runs: int, job: Callable[[int], float]) -> float:
     return min((job(run) for run in range(runs)), default=float("inf"))
 
 
-def beside_floor(
-    runs: int, floor: Callable[[], float], job: Callable[[int], float], floors: list[float]
-) -> tuple[float, float]:
-    """The fewest seconds of ``runs`` runs of ``job(run)``, each run right after a run of
-    ``floor``, and the fewest seconds of those floor runs (each also added to ``floors``). The
-    VM's speed moves by up to half within minutes, so a path's ratio is taken against the floor
-    measured beside it, not minutes earlier."""
-    paths, beside = [], []
-    for run in range(runs):
-        beside.append(floor())
-        paths.append(job(run))
-    floors.extend(beside)
-    return min(paths), min(beside)
+def in_rounds(
+    rounds: int, floor: Callable[[], float], paths: dict[str, tuple[bool, Callable[[int], float]]]
+) -> tuple[dict[str, float], dict[str, float], list[float]]:
+    """Run each of ``paths`` (name: (measured beside the floor?, job(round) returning seconds))
+    once a round, in order, for ``rounds`` rounds; each path measured beside the floor runs
+    right after a run of ``floor``. Returns each path's fewest seconds, the fewest seconds of the
+    floor runs beside each such path, and every floor run in order.
+
+    The VM's speed moves within minutes and Spark's JVM keeps getting faster at the same job for
+    its first runs, so a path's ratio is taken against the floor measured beside it, and rounds
+    (rather than all runs of one path, then of the next) give each path a run as warm as any."""
+    best: dict[str, float] = {}
+    beside: dict[str, float] = {}
+    floors: list[float] = []
+    for run in range(rounds):
+        for name, (paired, job) in paths.items():
+            if paired:
+                floors.append(floor())
+                beside[name] = min(beside.get(name, math.inf), floors[-1])
+            best[name] = min(best.get(name, math.inf), job(run))
+    return best, beside, floors
 
 
 def one_row_source() -> type:
@@ -379,9 +389,10 @@ def main() -> None:
         spark = None
         try:
             seconds = produce(url, "bench", messages, args.size)
-            # A stream consumes what it reads: each of its runs gets a queue of its own.
-            stream_queues = ["bench"] + [f"stream-{run}" for run in range(1, args.repeat)]
-            for queue in stream_queues[1:]:
+            # A stream consumes what it reads: each of its runs gets a queue of its own (the
+            # batch read reads "bench" in every round).
+            stream_queues = [f"stream-{run}" for run in range(args.repeat)]
+            for queue in stream_queues:
                 produce(url, queue, messages, args.size)
             produce(url, "warmup", _WARMUP_MESSAGES, args.size)
             console.print(
@@ -420,17 +431,11 @@ def main() -> None:
             jobs.streaming_read("warmup", root / "warmup-stream", args.per_trigger)
             jobs.python_stream_floor(root / "warmup-one-row")
             jobs.python_sink_floor(root / "warmup", partitions=2)
+            jobs.parquet_to_parquet(rows, root / "floor")  # Spark's Parquet paths, full size
 
             def floor_run() -> float:
                 return jobs.parquet_to_parquet(rows, root / "floor")
 
-            floors: list[float] = []
-            batch, batch_floor = beside_floor(
-                args.repeat, floor_run, lambda run: jobs.batch_read("bench", root / "batch"), floors
-            )
-            assert jobs.rows(root / "floor") == messages
-            batch_rows = jobs.rows(root / "batch")
-            assert batch_rows == messages, batch_rows
             stream_batches: list[int] = []
 
             def stream_run(run: int) -> float:
@@ -441,23 +446,44 @@ def main() -> None:
                 stream_batches.append(batches)
                 return seconds
 
-            stream, stream_floor = beside_floor(len(stream_queues), floor_run, stream_run, floors)
+            def in_small_batches(job: Callable[[int], float]) -> Callable[[int], float]:
+                def run(number: int) -> float:
+                    spark.conf.set(_ARROW_BATCH_SETTING, str(ARROW_BATCH_BYTES))
+                    try:
+                        return job(number)
+                    finally:
+                        spark.conf.unset(_ARROW_BATCH_SETTING)
+
+                return run
+
+            best_of, beside, floors = in_rounds(
+                args.repeat,
+                lambda: jobs.parquet_to_parquet(rows, root / "floor"),
+                {
+                    "batch": (True, lambda run: jobs.batch_read("bench", root / "batch")),
+                    "stream": (True, stream_run),
+                    "python stream": (
+                        False,
+                        lambda run: jobs.python_stream_floor(root / f"one-row-{run}"),
+                    ),
+                    "sink": (True, lambda run: jobs.sink(rows, f"sink-{run}")),
+                    "python sink": (False, lambda run: jobs.python_sink_floor(rows)),
+                    "small sink": (
+                        True,
+                        in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
+                    ),
+                    "small python sink": (
+                        False,
+                        in_small_batches(lambda run: jobs.python_sink_floor(rows)),
+                    ),
+                },
+            )
+            assert jobs.rows(root / "floor") == messages
+            batch_rows = jobs.rows(root / "batch")
+            assert batch_rows == messages, batch_rows
             streamed = [jobs.rows(root / f"stream-{queue}") for queue in stream_queues]
             after = depths(url)
             left = sum(after.get(f"queue://{queue}", 0) for queue in stream_queues)
-            python_floor = best(
-                args.repeat, lambda run: jobs.python_stream_floor(root / f"one-row-{run}")
-            )
-            sink, sink_floor = beside_floor(
-                args.repeat, floor_run, lambda run: jobs.sink(rows, f"sink-{run}"), floors
-            )
-            python_sink = best(args.repeat, lambda run: jobs.python_sink_floor(rows))
-            spark.conf.set(_ARROW_BATCH_SETTING, str(ARROW_BATCH_BYTES))
-            small_sink, small_sink_floor = beside_floor(
-                args.repeat, floor_run, lambda run: jobs.sink(rows, f"small-sink-{run}"), floors
-            )
-            small_python_sink = best(args.repeat, lambda run: jobs.python_sink_floor(rows))
-            spark.conf.unset(_ARROW_BATCH_SETTING)
             arrived = depths(url)
             sunk = [
                 (queue, arrived.get(f"queue://{queue}", 0))
@@ -472,10 +498,14 @@ def main() -> None:
 
     per_trigger = "no limit" if args.per_trigger is None else f"at most {args.per_trigger:,}"
     floor = min(floors)
+    stream, stream_floor = best_of["stream"], beside["stream"]
+    sink, sink_floor, python_sink = best_of["sink"], beside["sink"], best_of["python sink"]
+    small_sink, small_sink_floor = best_of["small sink"], beside["small sink"]
+    small_python_sink, python_floor = best_of["small python sink"], best_of["python stream"]
     figures = [
         Figure("floor: Parquet → Parquet (Spark alone), best run", floor, floor, None),
         Figure("range read, 1 SequenceReader → Arrow, no Spark", range_seconds, floor, None),
-        Figure('batch read: read.format("jms") → Parquet', batch, batch_floor, 0.5),
+        Figure('batch read: read.format("jms") → Parquet', best_of["batch"], beside["batch"], 0.5),
         Figure(
             f"streaming read → Parquet, AvailableNow, {max(stream_batches)} batch(es)",
             stream,
