@@ -26,6 +26,9 @@ def _encoded(text: str, to: str) -> bytes:
     return encode(message)
 
 
+_ONE = _encoded("a", "out")
+
+
 def test_stage_frames_split_back_and_a_cut_body_is_named() -> None:
     items = [b"", b"one", b"\x00" * 70_000]
     body = stage_frames(items)
@@ -92,6 +95,11 @@ def test_a_plain_client_stages_and_publishes_and_reads_the_count_in_the_receipt(
             {"destination": "/admin/stage", "target": "/queue/s"},
             stage_frames([b"junk"]),
             "staged message 0 is not a message",
+        ),
+        (
+            {"destination": "/admin/stage", "target": "/queue/s"},
+            stage_frames([_ONE])[:-1],
+            f"the staged message at byte 4 claims {len(_ONE)} bytes; only {len(_ONE) - 1} follow",
         ),
     ],
 )

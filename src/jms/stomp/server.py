@@ -1802,16 +1802,16 @@ class _ClientConnection(asyncio.Protocol):
         elif command == "stage":
             queue = self._staging_queue(frame.header("target"), "header target")
             self._authorize(Action.SEND, queue)
-            encoded = split_stage_frames(frame.body)
+            body = frame.body
 
             def stage() -> tuple[tuple[str, str], ...]:
-                staged = self._broker.stage_encoded(broker_id, queue, encoded)
+                staged = self._broker.stage_encoded(broker_id, queue, split_stage_frames(body))
                 return (
                     ("jms-staged-first", str(staged.first_seq)),
                     ("jms-staged-last", str(staged.last_seq)),
                 )
 
-            # Decoding and storing a few MiB of messages is done off the event loop.
+            # Splitting, checking and storing a few MiB of messages is done off the event loop.
             self._answer_later(frame, "staging messages", stage)
         elif command == "publish-staged":
             self._publish_staged(frame)
