@@ -35,7 +35,7 @@ workers the timed writes use have started):
 
 The sink and its Python floor run twice: with the session's default Arrow batches (10,000 rows:
 13 MB of these messages), and then with ``spark.sql.execution.arrow.maxBytesPerBatch`` set to
-``jms.spark.sink.ARROW_BATCH_BYTES`` (2 MiB), as ``jms pipeline`` sets it and docs/spark.md
+``jms.spark.pipeline.ARROW_BATCH_BYTES`` (2 MiB), as ``jms pipeline`` sets it and docs/spark.md
 recommends for any session that writes to ``jms``; the floor reads Parquet with no Arrow batches,
 so that setting does not touch it.
 
@@ -77,8 +77,7 @@ from jms.message import Queue
 from jms.spark import MESSAGE_SCHEMA
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.options import DEFAULT_PAGE_SIZE
-from jms.spark.pipeline import StreamTally
-from jms.spark.sink import ARROW_BATCH_BYTES
+from jms.spark.pipeline import ARROW_BATCH_BYTES, StreamTally
 from jms.stomp.admin import AdminClient
 from jms.types import Long
 

@@ -25,6 +25,7 @@ from jms.cli import app
 from jms.client import ConnectionFactory, Session
 from jms.message import Message, Queue
 from jms.spark.pipeline import (
+    ARROW_BATCH_BYTES,
     SESSION_SETTINGS,
     Pipeline,
     Progress,
@@ -32,7 +33,6 @@ from jms.spark.pipeline import (
     check_broker,
     run_pipeline,
 )
-from jms.spark.sink import ARROW_BATCH_BYTES
 from jms.stomp.service import ServerThread
 from jms.stomp.tls import ServerTls
 from jms.types import Long

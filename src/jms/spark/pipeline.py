@@ -28,13 +28,13 @@ from jms.errors import JMSException, JMSSecurityException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
 from jms.spark.options import BrokerAddress
-from jms.spark.sink import ARROW_BATCH_BYTES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
 __all__ = [
+    "ARROW_BATCH_BYTES",
     "SESSION_SETTINGS",
     "Pipeline",
     "PipelineResult",
@@ -45,6 +45,12 @@ __all__ = [
 ]
 
 _PARQUET = "parquet:"
+
+#: What ``spark.sql.execution.arrow.maxBytesPerBatch`` is best set to in a session that writes
+#: to a ``jms`` sink: PySpark hands rows to a Python writer much faster in Arrow batches of a few
+#: MiB than in its default batches of 10,000 rows, 13 MB of 1 KiB messages (docs/spark.md, "Arrow
+#: batch size"). ``jms pipeline`` sets it in the session it starts.
+ARROW_BATCH_BYTES: Final = 2 * 1024 * 1024
 
 #: The settings of a session ``jms pipeline`` starts for itself (one it joins is left as it is).
 SESSION_SETTINGS: Final[Mapping[str, str]] = {

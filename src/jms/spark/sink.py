@@ -59,7 +59,6 @@ from jms.spark.options import SinkOptions
 from jms.spark.outgoing import OutgoingRows
 
 __all__ = [
-    "ARROW_BATCH_BYTES",
     "COMMITS_PREFIX",
     "STAGE_REQUEST_BYTES",
     "STAGING_PREFIX",
@@ -73,11 +72,6 @@ logger = logging.getLogger(__name__)
 
 STAGING_PREFIX: Final = "jms.spark.staging."
 COMMITS_PREFIX: Final = "jms.spark.commits."
-#: What ``spark.sql.execution.arrow.maxBytesPerBatch`` is best set to in a session that writes
-#: to a ``jms`` sink: PySpark hands rows to a Python writer much faster in Arrow batches of a few
-#: MiB than in its default batches of 10,000 rows, 13 MB of 1 KiB messages (docs/spark.md, "Arrow
-#: batch size"). ``jms pipeline`` sets it in the session it starts.
-ARROW_BATCH_BYTES: Final = 2 * 1024 * 1024
 #: A task asks the broker to stage its messages at least this many bytes of encodings at a time
 #: (all of them at the end), whatever the size of the Arrow batches Spark hands it: Spark's
 #: hand-over is fastest in batches of a few MiB or less (docs/spark.md, "Arrow batch size"),
