@@ -48,8 +48,13 @@ warm-up took twice as long as its eighth), so a floor measured once, first, is s
 machine the paths later run on. The table shows each path with the floor it was measured beside,
 its ratio and its goal; below it, every floor run in order.
 
+Spark's Python workers run ``jms.spark.worker_python()`` (``jms-spark-python``: PySpark imported
+from the installed package, not from Spark's zip), as ``jms pipeline`` runs them and docs/spark.md
+recommends; ``--plain-python`` runs them on this interpreter as is, as a session that leaves
+``PYSPARK_PYTHON`` alone does (each Python process Spark starts then compiles PySpark first).
+
     python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
-                                   [--per-trigger N]
+                                   [--per-trigger N] [--plain-python]
 """
 
 from __future__ import annotations
@@ -74,7 +79,7 @@ from rich.table import Table
 from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
-from jms.spark import MESSAGE_SCHEMA
+from jms.spark import MESSAGE_SCHEMA, worker_python
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.options import DEFAULT_PAGE_SIZE
 from jms.spark.pipeline import ARROW_BATCH_BYTES, StreamTally
@@ -373,9 +378,15 @@ def main() -> None:
     parser.add_argument(
         "--per-trigger", type=int, default=None, help="maxOffsetsPerTrigger of the stream"
     )
+    parser.add_argument(
+        "--plain-python",
+        action="store_true",
+        help="Spark's Python workers on this interpreter as is (PySpark from Spark's zip)",
+    )
     args = parser.parse_args()
     messages: int = args.messages
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    workers = sys.executable if args.plain_python else worker_python()
+    os.environ["PYSPARK_PYTHON"] = workers
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
@@ -396,7 +407,8 @@ def main() -> None:
             produce(url, "warmup", _WARMUP_MESSAGES, args.size)
             console.print(
                 f"{messages:,} messages of {args.size} B in the broker "
-                f"({messages / seconds:,.0f} msg/s to produce, transactions of {_TRANSACTION})"
+                f"({messages / seconds:,.0f} msg/s to produce, transactions of {_TRANSACTION}); "
+                f"Spark's Python workers run {workers}"
             )
             table, first_seconds = range_read(url, "bench")
             assert table.num_rows == messages, table.num_rows

@@ -1162,7 +1162,6 @@ def pipeline(
     """
     import os
     import signal
-    import sys
     import threading
 
     from rich.console import Console
@@ -1203,9 +1202,10 @@ def pipeline(
     except ValueError as error:
         raise _fail(str(error)) from None
     console = Console(stderr=True, soft_wrap=True)  # the summary stays one line in a log
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     console.print(f"[bold]jms pipeline[/bold] {source} -> {target} on {master}")
     import jms.spark
+
+    os.environ.setdefault("PYSPARK_PYTHON", jms.spark.worker_python())
 
     running = SparkSession.getActiveSession()  # called from a Spark application: join it
     spark = running or (

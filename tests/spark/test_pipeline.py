@@ -5,6 +5,7 @@ streams consume each message once, across runs)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -292,6 +293,8 @@ def test_the_stream_summary_of_jms_pipeline_counts_what_it_wrote(
             "--url",
             broker_url,
         ],
+        # jms pipeline's own choice of Python for Spark's workers: jms-spark-python.
+        env={name: value for name, value in os.environ.items() if name != "PYSPARK_PYTHON"},
         capture_output=True,
         text=True,
         timeout=600,

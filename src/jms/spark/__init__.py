@@ -5,7 +5,8 @@
 ``encoded_to_arrow`` reads codec bytes straight into the same Arrow layout; ``selector_to_column``
 turns a JMS selector into a ``pyspark.sql.Column`` that keeps exactly the rows
 ``Selector(text).matches`` keeps; ``register(spark)`` adds the data source ``format("jms")``
-(batch and streaming reads of destinations by offset range, transactional writes; docs/spark.md).
+(batch and streaming reads of destinations by offset range, transactional writes; docs/spark.md);
+``worker_python()`` names the interpreter to give Spark's Python workers (``PYSPARK_PYTHON``).
 This package needs pyspark, pyarrow and numpy; it reaches a broker only through ``jms.client``
 (or reads a store directory read-only), and it must never evaluate a selector in Python on a Spark
 executor (the broker evaluates the ``selector`` option).
@@ -20,6 +21,7 @@ from jms.spark.datasource import JmsDataSource, register  # noqa: E402
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_rows, to_arrow, to_dataframe  # noqa: E402
 from jms.spark.schema import BODY_VALUE, MESSAGE_SCHEMA, PROPERTY_VALUE  # noqa: E402
 from jms.spark.selector_column import selector_to_column  # noqa: E402
+from jms.spark.workers import worker_python  # noqa: E402
 
 __all__ = [
     "BODY_VALUE",
@@ -33,4 +35,5 @@ __all__ = [
     "selector_to_column",
     "to_arrow",
     "to_dataframe",
+    "worker_python",
 ]
