@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,33 @@ def test_worker_python_is_the_installed_script_beside_this_interpreter() -> None
         f"{WORKER_PYTHON_SCRIPT} is not installed beside {sys.executable}: reinstall jms"
     )
     assert os.access(script, os.X_OK)
+
+
+def _script(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    script = directory / WORKER_PYTHON_SCRIPT
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_worker_python_looks_in_the_scripts_directory_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
+    scripts = _script(tmp_path / "scripts")
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(tmp_path / name))
+    assert worker_python() == str(scripts)
+
+
+def test_without_the_script_the_workers_run_this_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interpreter = tmp_path / "bin" / "python"
+    monkeypatch.setattr(sys, "executable", str(interpreter))
+    monkeypatch.setattr(sysconfig, "get_path", lambda name: str(tmp_path / name))
+    _script(tmp_path / "scripts").chmod(0o644)  # there, but not executable
+    assert worker_python() == str(interpreter)
 
 
 def test_the_script_runs_this_interpreter_with_pyspark_from_the_package() -> None:
