@@ -9,6 +9,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from _jms_spark_python import without_installed_pyspark_zip
@@ -102,14 +103,14 @@ def test_without_the_script_the_workers_run_this_interpreter(
 
 
 def test_the_script_runs_this_interpreter_with_pyspark_from_the_package() -> None:
-    pyspark = pytest.importorskip("pyspark")
     package = Path(pyspark.__file__).parent
     lib = package / "python" / "lib"
     zip_path = lib / "pyspark.zip"
     if not zip_path.is_file():
         pytest.skip(f"this PySpark ships no {zip_path}: nothing for the script to drop")
     # As Spark starts a worker: its zips first, then what the application added.
-    spark_path = os.pathsep.join([str(zip_path), *map(str, lib.glob("py4j-*.zip")), "/app"])
+    kept = [*map(str, lib.glob("py4j-*.zip")), "/app"]
+    spark_path = os.pathsep.join([str(zip_path), *kept])
     result = subprocess.run(
         [
             worker_python(),
@@ -126,4 +127,4 @@ def test_the_script_runs_this_interpreter_with_pyspark_from_the_package() -> Non
     executable, imported, python_path = result.stdout.splitlines()
     assert Path(executable).resolve() == Path(sys.executable).resolve()
     assert Path(imported).resolve() == (package / "__init__.py").resolve()
-    assert python_path == os.pathsep.join([*map(str, lib.glob("py4j-*.zip")), "/app"])
+    assert python_path == os.pathsep.join(kept)
