@@ -48,6 +48,12 @@ warm-up took twice as long as its eighth), so a floor measured once, first, is s
 machine the paths later run on. The table shows each path with the floor it was measured beside,
 its ratio and its goal; below it, every floor run in order.
 
+For the sinks and their Python floors the script also reads, from ``/proc`` (Linux), the CPU time
+each process used during the run: Spark's JVM, Spark's Python workers (the JVM's descendants)
+and the broker. On this 2-core VM the machine is full during a sink, so their sum divided by the
+cores is the least wall time any overlap of the three could reach; the script prints it for the
+best run of each sink.
+
 Spark's Python workers run ``jms.spark.worker_python()`` (``jms-spark-python``: PySpark imported
 from the installed package, not from Spark's zip), as ``jms pipeline`` runs them and docs/spark.md
 recommends; ``--plain-python`` runs them on this interpreter as is, as a session that leaves
@@ -103,6 +109,69 @@ class Figure:
 
 
 _ARROW_BATCH_SETTING = "spark.sql.execution.arrow.maxBytesPerBatch"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process /proc shows: pid -> (parent pid, command name, CPU seconds used)."""
+    found: dict[int, tuple[int, str, float]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue  # ended meanwhile
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        # After the name: state, ppid, ... utime and stime are the 12th and 13th of these.
+        found[int(entry.name)] = (
+            int(fields[1]),
+            name,
+            (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS,
+        )
+    return found
+
+
+class CpuMeter:
+    """CPU seconds of this script's descendants, as Spark's JVM, Spark's Python workers and the
+    broker (Linux only: ``available`` is False elsewhere)."""
+
+    def __init__(self, broker_pid: int) -> None:
+        self.broker_pid = broker_pid
+        self.available = os.path.isdir("/proc/self")
+
+    def sample(self) -> dict[int, tuple[str, float]]:
+        processes = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _, _) in processes.items():
+            children.setdefault(parent, []).append(pid)
+        kinds: dict[int, tuple[str, float]] = {}
+        pending = [(pid, None) for pid in children.get(os.getpid(), [])]
+        while pending:
+            pid, under_jvm = pending.pop()
+            _, name, seconds = processes[pid]
+            if pid == self.broker_pid:
+                kind = "broker"
+            elif name == "java":
+                kind = under_jvm = "jvm"
+            else:
+                kind = "workers" if under_jvm else "other"
+            kinds[pid] = (kind, seconds)
+            pending += [(child, under_jvm) for child in children.get(pid, [])]
+        return kinds
+
+    @staticmethod
+    def used(
+        before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
+    ) -> dict[str, float]:
+        """CPU seconds each kind used between two samples (a process that ended meanwhile is
+        not counted: Spark's workers and the broker live through a run)."""
+        used: dict[str, float] = {}
+        for pid, (kind, seconds) in after.items():
+            used[kind] = used.get(kind, 0.0) + seconds - before.get(pid, (kind, 0.0))[1]
+        return used
 
 
 def start_broker(store: Path) -> tuple[subprocess.Popen[str], str]:
@@ -346,6 +415,35 @@ class Jobs:
         return self.spark.read.parquet(str(output)).count()
 
 
+_CPU_JOBS = {
+    "sink": "sink",
+    "python sink": "its Python floor",
+    "small sink": f"sink ≤ {ARROW_BATCH_BYTES // 2**20} MiB",
+    "small python sink": "its Python floor",
+}
+
+
+def cpu_line(cpu_of_best: dict[str, tuple[float, dict[str, float]]]) -> str:
+    """What each kind of process used in the best run of each sink job, and the least wall time
+    that CPU allows on this machine's cores however well the processes overlap."""
+    if not cpu_of_best:
+        return "CPU per process: not measured (no /proc on this system)"
+    cores = os.cpu_count() or 1
+    parts = []
+    for name, label in _CPU_JOBS.items():
+        seconds, used = cpu_of_best[name]
+        jvm, workers, broker = (used.get(kind, 0.0) for kind in ("jvm", "workers", "broker"))
+        total = sum(used.values())
+        parts.append(
+            f"{label} {jvm:.2f} / {workers:.2f} / {broker:.2f} (all {total:.2f}: "
+            f"≥ {total / cores:.2f} s on {cores} cores; took {seconds:.2f} s)"
+        )
+    return (
+        "CPU-seconds in the best run of each, Spark's JVM / its Python workers / the broker: "
+        + "; ".join(parts)
+    )
+
+
 def report(figures: list[Figure], messages: int, checks: list[str], console: Console) -> None:
     table = Table(
         title=f"{messages:,} PERSISTENT messages, local[2]; each path's msg/s against the floor "
@@ -458,6 +556,20 @@ def main() -> None:
                 stream_batches.append(batches)
                 return seconds
 
+            meter = CpuMeter(broker.pid)
+            # Per job: the seconds of its fastest run and the CPU each kind of process used in it.
+            cpu_of_best: dict[str, tuple[float, dict[str, float]]] = {}
+
+            def metered(name: str, job: Callable[[int], float]) -> Callable[[int], float]:
+                def run(number: int) -> float:
+                    before = meter.sample() if meter.available else {}
+                    seconds = job(number)
+                    if meter.available and seconds < cpu_of_best.get(name, (math.inf, {}))[0]:
+                        cpu_of_best[name] = (seconds, meter.used(before, meter.sample()))
+                    return seconds
+
+                return run
+
             def in_small_batches(job: Callable[[int], float]) -> Callable[[int], float]:
                 def run(number: int) -> float:
                     spark.conf.set(_ARROW_BATCH_SETTING, str(ARROW_BATCH_BYTES))
@@ -478,15 +590,24 @@ def main() -> None:
                         False,
                         lambda run: jobs.python_stream_floor(root / f"one-row-{run}"),
                     ),
-                    "sink": (True, lambda run: jobs.sink(rows, f"sink-{run}")),
-                    "python sink": (False, lambda run: jobs.python_sink_floor(rows)),
+                    "sink": (True, metered("sink", lambda run: jobs.sink(rows, f"sink-{run}"))),
+                    "python sink": (
+                        False,
+                        metered("python sink", lambda run: jobs.python_sink_floor(rows)),
+                    ),
                     "small sink": (
                         True,
-                        in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
+                        metered(
+                            "small sink",
+                            in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
+                        ),
                     ),
                     "small python sink": (
                         False,
-                        in_small_batches(lambda run: jobs.python_sink_floor(rows)),
+                        metered(
+                            "small python sink",
+                            in_small_batches(lambda run: jobs.python_sink_floor(rows)),
+                        ),
                     ),
                 },
             )
@@ -556,6 +677,7 @@ def main() -> None:
         f"more. In Arrow batches of at most {ARROW_BATCH_BYTES // 2**20} MiB: "
         f"{small_python_sink:.2f} s, {small_sink_floor / small_python_sink:.2f}× the floor; the sink took "
         f"{small_sink - small_python_sink:.2f} s more",
+        cpu_line(cpu_of_best),
         "sink: "
         + ", ".join(f"queue://{queue} received {count:,}" for queue, count in sunk)
         + (
