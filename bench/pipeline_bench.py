@@ -148,14 +148,14 @@ class CpuMeter:
         for pid, (parent, _, _) in processes.items():
             children.setdefault(parent, []).append(pid)
         kinds: dict[int, tuple[str, float]] = {}
-        pending = [(pid, None) for pid in children.get(os.getpid(), [])]
+        pending: list[tuple[int, bool]] = [(pid, False) for pid in children.get(os.getpid(), [])]
         while pending:
             pid, under_jvm = pending.pop()
             _, name, seconds = processes[pid]
             if pid == self.broker_pid:
                 kind = "broker"
             elif name == "java":
-                kind = under_jvm = "jvm"
+                kind, under_jvm = "jvm", True
             else:
                 kind = "workers" if under_jvm else "other"
             kinds[pid] = (kind, seconds)
@@ -432,10 +432,13 @@ def cpu_line(cpu_of_best: dict[str, tuple[float, dict[str, float]]]) -> str:
     parts = []
     for name, label in _CPU_JOBS.items():
         seconds, used = cpu_of_best[name]
-        jvm, workers, broker = (used.get(kind, 0.0) for kind in ("jvm", "workers", "broker"))
-        total = sum(used.values())
+        jvm, workers, broker, other = (
+            used.get(kind, 0.0) for kind in ("jvm", "workers", "broker", "other")
+        )
+        besides = f" + {other:.2f} other processes of this script" if other >= 0.01 else ""
+        total = jvm + workers + broker + other
         parts.append(
-            f"{label} {jvm:.2f} / {workers:.2f} / {broker:.2f} (all {total:.2f}: "
+            f"{label} {jvm:.2f} / {workers:.2f} / {broker:.2f}{besides} (all {total:.2f}: "
             f"≥ {total / cores:.2f} s on {cores} cores; took {seconds:.2f} s)"
         )
     return (
