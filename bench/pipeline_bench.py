@@ -583,35 +583,30 @@ def main() -> None:
 
                 return run
 
+            paths: dict[str, tuple[bool, Callable[[int], float]]] = {
+                "batch": (True, lambda run: jobs.batch_read("bench", root / "batch")),
+                "stream": (True, stream_run),
+                "python stream": (
+                    False,
+                    lambda run: jobs.python_stream_floor(root / f"one-row-{run}"),
+                ),
+                "sink": (True, lambda run: jobs.sink(rows, f"sink-{run}")),
+                "python sink": (False, lambda run: jobs.python_sink_floor(rows)),
+                "small sink": (
+                    True,
+                    in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
+                ),
+                "small python sink": (
+                    False,
+                    in_small_batches(lambda run: jobs.python_sink_floor(rows)),
+                ),
+            }
             best_of, beside, floors = in_rounds(
                 args.repeat,
                 floor_run,
                 {
-                    "batch": (True, lambda run: jobs.batch_read("bench", root / "batch")),
-                    "stream": (True, stream_run),
-                    "python stream": (
-                        False,
-                        lambda run: jobs.python_stream_floor(root / f"one-row-{run}"),
-                    ),
-                    "sink": (True, metered("sink", lambda run: jobs.sink(rows, f"sink-{run}"))),
-                    "python sink": (
-                        False,
-                        metered("python sink", lambda run: jobs.python_sink_floor(rows)),
-                    ),
-                    "small sink": (
-                        True,
-                        metered(
-                            "small sink",
-                            in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
-                        ),
-                    ),
-                    "small python sink": (
-                        False,
-                        metered(
-                            "small python sink",
-                            in_small_batches(lambda run: jobs.python_sink_floor(rows)),
-                        ),
-                    ),
+                    name: (paired, metered(name, job) if name in _CPU_JOBS else job)
+                    for name, (paired, job) in paths.items()
                 },
             )
             assert jobs.rows(root / "floor") == messages
