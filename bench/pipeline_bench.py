@@ -615,9 +615,8 @@ def main() -> None:
             streamed = [jobs.rows(root / f"stream-{queue}") for queue in stream_queues]
             after = depths(url)
             left = sum(after.get(f"queue://{queue}", 0) for queue in stream_queues)
-            arrived = depths(url)
             sunk = [
-                (queue, arrived.get(f"queue://{queue}", 0))
+                (queue, after.get(f"queue://{queue}", 0))
                 for run in range(args.repeat)
                 for queue in (f"sink-{run}", f"small-sink-{run}")
             ]
