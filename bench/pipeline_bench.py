@@ -33,11 +33,12 @@ workers the timed writes use have started):
   nothing with it (``CountingSink``): what PySpark's hand-over of the rows to any Python sink
   costs before the sink does anything. The script prints it next to the sink.
 
-The sink and its Python floor run twice: with the session's default Arrow batches (10,000 rows:
-13 MB of these messages), and then with ``spark.sql.execution.arrow.maxBytesPerBatch`` set to
-``jms.spark.pipeline.ARROW_BATCH_BYTES`` (2 MiB), as ``jms pipeline`` sets it and docs/spark.md
-recommends for any session that writes to ``jms``; the floor reads Parquet with no Arrow batches,
-so that setting does not touch it.
+The sink and its Python floor run twice: with the session's default Arrow settings (batches of
+10,000 rows, 13 MB of these messages, that Spark measures after every row it adds), and then
+with ``jms.spark.pipeline.ARROW_SETTINGS`` (batches of ``ARROW_BATCH_ROWS`` rows, no byte limit,
+so no measuring), as ``jms pipeline`` sets them and docs/spark.md recommends for any session that
+writes to ``jms``; the floor reads Parquet with no Arrow batches, so those settings do not touch
+it.
 
 Each figure is N divided by the wall time of the job, the best of ``--repeat`` runs. The jobs
 run in rounds, each job once a round, and every run of the batch read, the streaming read and
@@ -88,7 +89,7 @@ from jms.message import Queue
 from jms.spark import MESSAGE_SCHEMA, worker_python
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.options import DEFAULT_PAGE_SIZE
-from jms.spark.pipeline import ARROW_BATCH_BYTES, StreamTally
+from jms.spark.pipeline import ARROW_BATCH_ROWS, ARROW_SETTINGS, StreamTally
 from jms.stomp.admin import AdminClient
 from jms.types import Long
 
@@ -108,7 +109,6 @@ class Figure:
     goal: float | None  # the least ratio to the floor this path should reach
 
 
-_ARROW_BATCH_SETTING = "spark.sql.execution.arrow.maxBytesPerBatch"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -418,8 +418,8 @@ class Jobs:
 _CPU_JOBS = {
     "sink": "sink",
     "python sink": "its Python floor",
-    "small sink": f"sink ≤ {ARROW_BATCH_BYTES // 2**20} MiB",
-    "small python sink": "its Python floor",
+    "pipeline sink": f"sink in {ARROW_BATCH_ROWS:,}-row batches",
+    "pipeline python sink": "its Python floor",
 }
 
 
@@ -573,13 +573,15 @@ def main() -> None:
 
                 return run
 
-            def in_small_batches(job: Callable[[int], float]) -> Callable[[int], float]:
+            def in_pipeline_settings(job: Callable[[int], float]) -> Callable[[int], float]:
                 def run(number: int) -> float:
-                    spark.conf.set(_ARROW_BATCH_SETTING, str(ARROW_BATCH_BYTES))
+                    for setting, value in ARROW_SETTINGS.items():
+                        spark.conf.set(setting, value)
                     try:
                         return job(number)
                     finally:
-                        spark.conf.unset(_ARROW_BATCH_SETTING)
+                        for setting in ARROW_SETTINGS:
+                            spark.conf.unset(setting)
 
                 return run
 
@@ -592,13 +594,13 @@ def main() -> None:
                 ),
                 "sink": (True, lambda run: jobs.sink(rows, f"sink-{run}")),
                 "python sink": (False, lambda run: jobs.python_sink_floor(rows)),
-                "small sink": (
+                "pipeline sink": (
                     True,
-                    in_small_batches(lambda run: jobs.sink(rows, f"small-sink-{run}")),
+                    in_pipeline_settings(lambda run: jobs.sink(rows, f"pipeline-sink-{run}")),
                 ),
-                "small python sink": (
+                "pipeline python sink": (
                     False,
-                    in_small_batches(lambda run: jobs.python_sink_floor(rows)),
+                    in_pipeline_settings(lambda run: jobs.python_sink_floor(rows)),
                 ),
             }
             best_of, beside, floors = in_rounds(
@@ -618,7 +620,7 @@ def main() -> None:
             sunk = [
                 (queue, after.get(f"queue://{queue}", 0))
                 for run in range(args.repeat)
-                for queue in (f"sink-{run}", f"small-sink-{run}")
+                for queue in (f"sink-{run}", f"pipeline-sink-{run}")
             ]
         finally:
             if spark is not None:
@@ -630,8 +632,8 @@ def main() -> None:
     floor = min(floors)
     stream, stream_floor = best_of["stream"], beside["stream"]
     sink, sink_floor, python_sink = best_of["sink"], beside["sink"], best_of["python sink"]
-    small_sink, small_sink_floor = best_of["small sink"], beside["small sink"]
-    small_python_sink, python_floor = best_of["small python sink"], best_of["python stream"]
+    pipeline_sink, pipeline_sink_floor = best_of["pipeline sink"], beside["pipeline sink"]
+    pipeline_python_sink, python_floor = best_of["pipeline python sink"], best_of["python stream"]
     figures = [
         Figure("floor: Parquet → Parquet (Spark alone), best run", floor, floor, None),
         Figure("range read, 1 SequenceReader → Arrow, no Spark", range_seconds, floor, None),
@@ -644,9 +646,9 @@ def main() -> None:
         ),
         Figure('sink: Parquet → write.format("jms")', sink, sink_floor, 0.3),
         Figure(
-            f"sink, Arrow batches ≤ {ARROW_BATCH_BYTES // 2**20} MiB (jms pipeline)",
-            small_sink,
-            small_sink_floor,
+            f"sink, {ARROW_BATCH_ROWS:,}-row Arrow batches (jms pipeline)",
+            pipeline_sink,
+            pipeline_sink_floor,
             0.3,
         ),
     ]
@@ -671,9 +673,9 @@ def main() -> None:
         f"Python sink floor: the Parquet rows handed to a Python Arrow writer that does nothing "
         f"with them take {python_sink:.2f} s, {sink_floor / python_sink:.2f}× the floor (PySpark's "
         f"hand-over of the rows to any Python sink); the sink took {sink - python_sink:.2f} s "
-        f"more. In Arrow batches of at most {ARROW_BATCH_BYTES // 2**20} MiB: "
-        f"{small_python_sink:.2f} s, {small_sink_floor / small_python_sink:.2f}× the floor; the sink took "
-        f"{small_sink - small_python_sink:.2f} s more",
+        f"more. In Arrow batches of {ARROW_BATCH_ROWS:,} rows with no byte limit (jms pipeline): "
+        f"{pipeline_python_sink:.2f} s, {pipeline_sink_floor / pipeline_python_sink:.2f}× the floor; the sink took "
+        f"{pipeline_sink - pipeline_python_sink:.2f} s more",
         cpu_line(cpu_of_best),
         "sink: "
         + ", ".join(f"queue://{queue} received {count:,}" for queue, count in sunk)

@@ -26,7 +26,8 @@ from jms.cli import app
 from jms.client import ConnectionFactory, Session
 from jms.message import Message, Queue
 from jms.spark.pipeline import (
-    ARROW_BATCH_BYTES,
+    ARROW_BATCH_ROWS,
+    ARROW_SETTINGS,
     SESSION_SETTINGS,
     Pipeline,
     Progress,
@@ -183,9 +184,9 @@ def test_a_batch_pipeline_copies_the_selected_messages_to_parquet_without_consum
     assert len(_numbers(session, queue)) == 90
 
 
-def _arrow_batch_bytes(spark: SparkSession, folder: Path) -> list[int]:
-    """The sizes of the Arrow batches the session hands a Python writer for 10,000 rows of
-    1 KiB, in one task."""
+def _arrow_batch_rows(spark: SparkSession, folder: Path) -> list[int]:
+    """The rows of each Arrow batch the session hands a Python writer for 10,000 rows of 1 KiB,
+    in one task."""
     from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
     class SizesWriter(DataSourceArrowWriter):
@@ -193,7 +194,7 @@ def _arrow_batch_bytes(spark: SparkSession, folder: Path) -> list[int]:
             self.folder = folder
 
         def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-            sizes = [str(batch.nbytes) for batch in iterator]
+            sizes = [str(batch.num_rows) for batch in iterator]
             (Path(self.folder) / uuid.uuid4().hex).write_text(" ".join(sizes))
             return WriterCommitMessage()
 
@@ -215,20 +216,23 @@ def _arrow_batch_bytes(spark: SparkSession, folder: Path) -> list[int]:
 
 
 @pytest.mark.spark
-def test_the_pipeline_session_hands_python_writers_arrow_batches_of_a_few_mib(
+def test_the_pipeline_session_hands_python_writers_arrow_batches_of_its_rows_with_no_byte_limit(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    setting = "spark.sql.execution.arrow.maxBytesPerBatch"
-    assert spark.conf.get(setting, None) is None  # the session default: batches of 10,000 rows
-    default = _arrow_batch_bytes(spark, tmp_path / "default")
-    assert len(default) == 1 and default[0] > 4 * ARROW_BATCH_BYTES
-    spark.conf.set(setting, SESSION_SETTINGS[setting])
+    for setting in ARROW_SETTINGS:  # the session defaults: 10,000 rows, a byte limit
+        assert spark.conf.get(setting, None) is None
+    assert _arrow_batch_rows(spark, tmp_path / "default") == [10_000]
+    assert {**SESSION_SETTINGS, **ARROW_SETTINGS} == SESSION_SETTINGS
+    # Int.MaxValue is Spark's "no byte limit", the one value that spares every row a measurement.
+    assert ARROW_SETTINGS["spark.sql.execution.arrow.maxBytesPerBatch"] == str(2**31 - 1)
+    for setting, value in ARROW_SETTINGS.items():
+        spark.conf.set(setting, value)
     try:
-        tuned = _arrow_batch_bytes(spark, tmp_path / "tuned")
+        tuned = _arrow_batch_rows(spark, tmp_path / "tuned")
     finally:
-        spark.conf.unset(setting)
-    assert sum(tuned) >= default[0] and len(tuned) >= 5
-    assert max(tuned) <= ARROW_BATCH_BYTES + 2048  # one row of slack: Spark counts as it goes
+        for setting in ARROW_SETTINGS:
+            spark.conf.unset(setting)
+    assert tuned == [ARROW_BATCH_ROWS] * (10_000 // ARROW_BATCH_ROWS)
 
 
 @pytest.mark.spark
