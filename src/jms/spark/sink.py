@@ -74,8 +74,8 @@ STAGING_PREFIX: Final = "jms.spark.staging."
 COMMITS_PREFIX: Final = "jms.spark.commits."
 #: A task asks the broker to stage its messages at least this many bytes of encodings at a time
 #: (all of them at the end), whatever the size of the Arrow batches Spark hands it: Spark's
-#: hand-over is fastest in batches of a few MiB or less (docs/spark.md, "Arrow batch size"),
-#: and each staging request costs the broker a store commit.
+#: hand-over is fastest in batches of 1,000 rows or so (docs/spark.md, "Arrow batches"), and
+#: each staging request costs the broker a store commit.
 STAGE_REQUEST_BYTES: Final = 4 * 1024 * 1024
 
 
