@@ -189,30 +189,30 @@ def _arrow_batch_rows(spark: SparkSession, folder: Path) -> list[int]:
     in one task."""
     from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
-    class SizesWriter(DataSourceArrowWriter):
+    class BatchRowsWriter(DataSourceArrowWriter):
         def __init__(self, folder: str) -> None:
             self.folder = folder
 
         def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
-            sizes = [str(batch.num_rows) for batch in iterator]
-            (Path(self.folder) / uuid.uuid4().hex).write_text(" ".join(sizes))
+            rows = [str(batch.num_rows) for batch in iterator]
+            (Path(self.folder) / uuid.uuid4().hex).write_text(" ".join(rows))
             return WriterCommitMessage()
 
-    class SizesSink(DataSource):
+    class BatchRowsSink(DataSource):
         @classmethod
         def name(cls) -> str:
-            return "jms_test_arrow_batch_sizes"
+            return "jms_test_arrow_batch_rows"
 
-        def writer(self, schema: object, overwrite: bool) -> SizesWriter:
-            return SizesWriter(self.options["folder"])
+        def writer(self, schema: object, overwrite: bool) -> BatchRowsWriter:
+            return BatchRowsWriter(self.options["folder"])
 
-    spark.dataSource.register(SizesSink)
+    spark.dataSource.register(BatchRowsSink)
     folder.mkdir()
     rows = spark.range(10_000, numPartitions=1).selectExpr("repeat('x', 1024) AS body")
-    rows.write.format("jms_test_arrow_batch_sizes").mode("append").option(
+    rows.write.format("jms_test_arrow_batch_rows").mode("append").option(
         "folder", str(folder)
     ).save()
-    return [int(size) for file in folder.iterdir() for size in file.read_text().split()]
+    return [int(count) for file in folder.iterdir() for count in file.read_text().split()]
 
 
 @pytest.mark.spark
