@@ -55,7 +55,7 @@ ARROW_BATCH_ROWS: Final = 1000
 #: batch after every row it adds whenever ``maxBytesPerBatch`` is anything but its "no limit",
 #: ``Int.MaxValue``, and that measurement costs more than the rows themselves for nested columns
 #: (a message's properties): with it, Spark's JVM spent 3.2-3.6 CPU-seconds handing 100,000 rows
-#: of 1 KiB messages to a Python writer in its default batches, 1.3-1.9 in batches of 2 MiB, and
+#: of 1 KiB messages to a Python writer in its default batches, 1.3-1.8 in batches of 2 MiB, and
 #: 0.6-0.7 under these. ``jms pipeline`` sets them in the session it starts.
 ARROW_SETTINGS: Final[Mapping[str, str]] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
