@@ -12,13 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jms.errors import MessageFormatException
-from jms.message import BytesMessage, Message, Queue, TextMessage, Topic, codec
+from jms.message import BytesMessage, Destination, Message, Queue, TextMessage, Topic, codec
 from jms.message.codec import (
     EncodedFacts,
     check_and_restamp,
     check_encoded,
     decode,
     encode,
+    published_times,
     restamped,
 )
 from jms.types import Byte, Double, Float, Int, Long, Short
@@ -54,8 +55,9 @@ def _common_messages(draw: st.DrawFn) -> Message:
     message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
     message.set_jms_priority(draw(st.integers(0, 9)))
     message.set_jms_timestamp(draw(st.integers(0, 2**63 - 1)))
-    message.set_jms_expiration(draw(st.integers(0, 2**63 - 1)))
-    message.set_jms_delivery_time(draw(st.integers(0, 2**63 - 1)))
+    # Most messages never expire and are due at once: the restamp's common case.
+    message.set_jms_expiration(draw(st.just(0) | st.integers(0, 2**63 - 1)))
+    message.set_jms_delivery_time(draw(st.just(0) | st.integers(0, 2**63 - 1)))
     values = property_values_of(_ascii)
     for name, value in draw(st.dictionaries(_ascii_names, values, max_size=6)).items():
         message.set_object_property(name, value)
@@ -102,21 +104,22 @@ def test_check_encoded_accepts_and_refuses_what_decode_does_with_the_same_reason
     assert _outcome(check_encoded, encoded) == _outcome(_decoded_facts, encoded)
 
 
-def _later_times(expiration: int, delivery_time: int) -> tuple[int, int]:
-    return expiration // 2 + 1, delivery_time // 3
+_NOW = 1_700_000_000_000
 
 
-def _checked_then_restamped(data: bytes) -> tuple[bytes, EncodedFacts]:
+def _checked_then_restamped(
+    data: bytes, now: int = _NOW
+) -> tuple[bytes, Destination | None, int, int]:
     facts = check_encoded(data)
-    expiration, delivery_time = _later_times(facts.expiration, facts.delivery_time)
+    expiration, delivery_time = published_times(now, facts.expiration, facts.delivery_time)
     stamped = restamped(
         data,
         message_id="ID:broker-s7:12",
-        timestamp=1_700_000_000_000,
+        timestamp=now,
         expiration=expiration,
         delivery_time=delivery_time,
     )
-    return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
+    return stamped, facts.destination, facts.delivery_mode, delivery_time
 
 
 @settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
@@ -125,27 +128,40 @@ def test_check_and_restamp_is_check_encoded_then_restamped_in_one_pass(
     message: Message, data: st.DataObject
 ) -> None:
     encoded = _damaged(encode(message), data)
+    # Now before, at and after the message's own times, so that each is kept or moved.
+    near = [
+        time + step
+        for time in (message.get_jms_expiration(), message.get_jms_delivery_time())
+        for step in (-1, 0, 1)
+        if 0 <= time + step < 2**62
+    ]
+    now = data.draw(st.sampled_from([_NOW, *near]), label="now")
 
-    def fused(data: bytes) -> tuple[bytes, EncodedFacts]:
-        return check_and_restamp(
-            data,
-            message_id="ID:broker-s7:12",
-            timestamp=1_700_000_000_000,
-            published_times=_later_times,
-        )
+    def fused(data: bytes) -> tuple[bytes, Destination | None, int, int]:
+        return check_and_restamp(data, "ID:broker-s7:12", now)
 
     outcome = _outcome(fused, encoded)
-    assert outcome == _outcome(_checked_then_restamped, encoded)
+    assert outcome == _outcome(lambda data: _checked_then_restamped(data, now), encoded)
     if outcome[0] == "ok":
-        stamped, facts = outcome[1]  # type: ignore[misc]
+        stamped, destination, delivery_mode, delivery_time = outcome[1]  # type: ignore[misc]
         restored = decode(stamped)
         assert restored.get_jms_message_id() == "ID:broker-s7:12"
-        assert restored.get_jms_timestamp() == 1_700_000_000_000
+        assert restored.get_jms_timestamp() == now
         assert not restored.get_jms_redelivered()
-        assert (restored.get_jms_expiration(), restored.get_jms_delivery_time()) == (
-            facts.expiration,
-            facts.delivery_time,
+        assert (restored.get_jms_destination(), restored.get_jms_delivery_mode()) == (
+            destination,
+            delivery_mode,
         )
+        assert restored.get_jms_delivery_time() == delivery_time >= now
+        expiration = restored.get_jms_expiration()
+        assert expiration == 0 or expiration > now
+
+
+def test_a_restamped_message_is_not_due_or_expired_before_it_is_published() -> None:
+    assert published_times(100, 0, 0) == (0, 100)  # never expires, due at once
+    assert published_times(100, 0, 250) == (0, 250)  # due later: kept
+    assert published_times(100, 50, 20) == (101, 100)  # expired already: not before now
+    assert published_times(100, 300, 20) == (300, 100)
 
 
 def _without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,10 +191,8 @@ def test_the_common_shape_is_checked_without_decoding(monkeypatch: pytest.Monkey
     encoded = encode(message)
     _without_decoding(monkeypatch)
     assert check_encoded(encoded) == EncodedFacts(Queue("orders"), 2, 0, 0)
-    stamped, facts = check_and_restamp(
-        encoded, message_id="ID:b-1", timestamp=5, published_times=_later_times
-    )
-    assert facts == EncodedFacts(Queue("orders"), 2, 1, 0)
+    stamped, destination, delivery_mode, delivery_time = check_and_restamp(encoded, "ID:b-1", 5)
+    assert (destination, delivery_mode, delivery_time) == (Queue("orders"), 2, 5)
     assert decode(stamped).get_jms_message_id() == "ID:b-1"
     data = BytesMessage()
     data.write_bytes(b"\x00\xff" * 40)

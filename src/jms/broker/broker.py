@@ -115,6 +115,7 @@ from jms.message.codec import (
     encode_redelivered,
     header_times,
     message_id_of,
+    published_times,
     with_redelivered,
 )
 from jms.selector import Selector
@@ -184,12 +185,6 @@ _NOT_ROUTED: Final = object()
 ORIGINAL_DESTINATION = "JMS_jms_OriginalDestination"
 #: Name of the provider property saying why a message was moved to a dead-letter/expiry queue.
 DEAD_LETTER_REASON = "JMS_jms_DeadLetterReason"
-
-
-def _published_times(now: int, expiration: int, delivery_time: int) -> tuple[int, int]:
-    """(JMSExpiration, JMSDeliveryTime) of a staged message published now: as its own, but not
-    before now (an expiration already past would expire it unseen)."""
-    return (0 if expiration == 0 else max(now + 1, expiration)), max(now, delivery_time)
 
 
 def _await(barrier: Completion) -> None:
@@ -1064,15 +1059,11 @@ class Broker:
         # persistent, latest delivery time]: a request's messages mostly make one such group.
         groups: list[list[Any]] = []
         group: list[Any] = [0, None, None, 0]
-        published_times = functools.partial(_published_times, now)
         persistent_mode = DeliveryMode.PERSISTENT
         for index, item in enumerate(encoded, 1):
             try:
-                data, facts = check_and_restamp(
-                    item,
-                    message_id=f"{prefix}{index}",
-                    timestamp=now,
-                    published_times=published_times,
+                data, destination, delivery_mode, delivery_time = check_and_restamp(
+                    item, f"{prefix}{index}", now
                 )
             except MessageFormatException as error:
                 raise MessageFormatException(
@@ -1080,7 +1071,6 @@ class Broker:
                     linked_exception=error,
                 ) from None
             stamped.append(data)
-            destination, delivery_mode, _, delivery_time = facts
             persistent = delivery_mode == persistent_mode
             if destination is group[1] and persistent is group[2]:
                 group[0] += 1
@@ -1398,7 +1388,7 @@ class Broker:
     @staticmethod
     def _stamp_published(message: Message, now: int, message_id: str) -> None:
         """Stamp a staged message as a producer sending it now with its own headers would."""
-        message._expiration, message._delivery_time = _published_times(
+        message._expiration, message._delivery_time = published_times(
             now, message._expiration, message._delivery_time
         )
         message._timestamp = now

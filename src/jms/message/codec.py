@@ -54,6 +54,7 @@ __all__ = [
     "encode_redelivered",
     "header_times",
     "message_id_of",
+    "published_times",
     "restamped",
     "with_redelivered",
 ]
@@ -726,33 +727,41 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
     return EncodedFacts(destination, shape.delivery_mode, *_TIMES.unpack_from(data, _TIMES_AT))
 
 
+def published_times(now: int, expiration: int, delivery_time: int) -> tuple[int, int]:
+    """(JMSExpiration, JMSDeliveryTime) of a message with these published again at ``now``: its
+    own, but not before now (an expiration already past would expire it unseen)."""
+    return (0 if expiration == 0 else max(now + 1, expiration)), max(now, delivery_time)
+
+
 def check_and_restamp(
-    data: bytes,
-    *,
-    message_id: str,
-    timestamp: int,
-    published_times: Callable[[int, int], tuple[int, int]],
-) -> tuple[bytes, EncodedFacts]:
-    """``check_encoded`` of ``data`` (the same errors) and ``restamped`` of it in one pass: the
-    encoding with this JMSMessageID and JMSTimestamp, JMSRedelivered false, and the JMSExpiration
-    and JMSDeliveryTime ``published_times(expiration, delivery_time)`` makes of its own; with the
-    facts of that encoding. A broker that stamps what it stores reads each message once."""
+    data: bytes, message_id: str, now: int
+) -> tuple[bytes, Destination | None, int, int]:
+    """``check_encoded`` of ``data`` (the same errors) and ``restamped`` of it in one pass, as a
+    producer publishing it at ``now`` stamps it: this JMSMessageID, JMSTimestamp ``now``,
+    JMSRedelivered false, its JMSExpiration and JMSDeliveryTime as ``published_times`` makes
+    them. Returns that encoding, its JMSDestination, JMSDeliveryMode and JMSDeliveryTime. A
+    broker that stamps what it stores reads each message once (a flat tuple and the common times
+    without a call: a staging request makes thousands of these)."""
     checked = _checked_in_one_pass(data)
     if checked is None:
         facts = _facts_by_decoding(data)
-        expiration, delivery_time = published_times(facts.expiration, facts.delivery_time)
+        expiration, delivery_time = published_times(now, facts.expiration, facts.delivery_time)
         stamped = restamped(
             bytes(data),
             message_id=message_id,
-            timestamp=timestamp,
+            timestamp=now,
             expiration=expiration,
             delivery_time=delivery_time,
         )
-        return stamped, facts._replace(expiration=expiration, delivery_time=delivery_time)
+        return stamped, facts.destination, facts.delivery_mode, delivery_time
     shape, lengths, destination = checked
-    expiration, delivery_time = published_times(*_TIMES.unpack_from(data, _TIMES_AT))
-    stamped = _stamped(data, shape, lengths, message_id, timestamp, expiration, delivery_time)
-    return stamped, EncodedFacts(destination, shape.delivery_mode, expiration, delivery_time)
+    expiration, delivery_time = _TIMES.unpack_from(data, _TIMES_AT)
+    if expiration or delivery_time > now:
+        expiration, delivery_time = published_times(now, expiration, delivery_time)
+    else:  # no expiration, due already: what published_times gives
+        delivery_time = now
+    stamped = _stamped(data, shape, lengths, message_id, now, expiration, delivery_time)
+    return stamped, destination, shape.delivery_mode, delivery_time
 
 
 def _checked_in_one_pass(
