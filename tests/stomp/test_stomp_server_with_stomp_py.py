@@ -219,7 +219,9 @@ def test_every_frame_gets_the_receipt_it_asks_for(clients: Callable[..., Client]
     wait_for(lambda: len(client.collector.receipts) == 6)
     assert client.collector.receipts == ["sub", "send", "ack", "begin", "commit", "unsub"]
     connection.disconnect(receipt="bye")  # stomp-py waits for this one itself
-    assert client.collector.disconnected
+    # Its disconnect returns once the receipt has marked it disconnected; its I/O thread tells
+    # the listener a moment later.
+    wait_for(lambda: client.collector.disconnected)
 
 
 def test_a_durable_subscription_survives_reconnects(
