@@ -107,9 +107,7 @@ def test_check_encoded_accepts_and_refuses_what_decode_does_with_the_same_reason
 _NOW = 1_700_000_000_000
 
 
-def _checked_then_restamped(
-    data: bytes, now: int = _NOW
-) -> tuple[bytes, Destination | None, int, int]:
+def _checked_then_restamped(data: bytes, now: int) -> tuple[bytes, Destination | None, int, int]:
     facts = check_encoded(data)
     expiration, delivery_time = published_times(now, facts.expiration, facts.delivery_time)
     stamped = restamped(
