@@ -4,7 +4,9 @@ Spark puts its ``pyspark.zip`` first on the path of every Python process it star
 compiles what it imports from a zip each time: most of a second per process, paid again by every
 streaming query on a Python source (its runner is a new process each time). ``jms-spark-python``
 (``_jms_spark_python``) is this interpreter with that zip dropped when it is the installed PySpark's
-own, so PySpark comes from the package, byte-compiled (docs/spark.md, "Python workers").
+own, so PySpark comes from the package, byte-compiled; and PySpark's own processes start as forks
+of a server that has imported PySpark already, one per Spark JVM (docs/spark.md, "Python
+workers").
 """
 
 from __future__ import annotations
