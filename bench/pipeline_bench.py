@@ -50,15 +50,16 @@ machine the paths later run on. The table shows each path with the floor it was 
 its ratio and its goal; below it, every floor run in order.
 
 For the sinks and their Python floors the script also reads, from ``/proc`` (Linux), the CPU time
-each process used during the run: Spark's JVM, Spark's Python workers (the JVM's descendants)
-and the broker. Their sum divided by the cores is the least wall time any overlap of the three
+each process used during the run: Spark's JVM, Spark's Python workers (the JVM's descendants,
+and ``jms-spark-python``'s fork servers for the JVM with theirs) and the broker. Their sum divided by the cores is the least wall time any overlap of the three
 could reach; the script prints it for the best run of each sink, next to the time it took (when
 the two are close, the machine was full; when the run took much longer, one process set the
 pace).
 
 Spark's Python workers run ``jms.spark.worker_python()`` (``jms-spark-python``: PySpark imported
-from the installed package, not from Spark's zip), as ``jms pipeline`` runs them and docs/spark.md
-recommends; ``--plain-python`` runs them on this interpreter as is, as a session that leaves
+from the installed package, not from Spark's zip, and PySpark's processes forked from a server
+that has imported it), as ``jms pipeline`` runs them and docs/spark.md recommends;
+``--plain-python`` runs them on this interpreter as is, as a session that leaves
 ``PYSPARK_PYTHON`` alone does (each Python process Spark starts then compiles PySpark first).
 
     python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
@@ -135,6 +136,19 @@ def _processes() -> dict[int, tuple[int, str, float]]:
     return found
 
 
+def _fork_server_jvm(pid: int) -> int:
+    """The JVM a ``jms-spark-python`` fork server (``-m _jms_spark_python --serve PLACE KEY JVM
+    ...``) works for; 0 for any other process."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as command:
+            arguments = command.read().split(b"\0")
+    except OSError:
+        return 0
+    if arguments[1:4] != [b"-m", b"_jms_spark_python", b"--serve"] or len(arguments) < 7:
+        return 0
+    return int(arguments[6])
+
+
 class CpuMeter:
     """CPU seconds of this script's descendants, as Spark's JVM, Spark's Python workers and the
     broker (Linux only: ``available`` is False elsewhere)."""
@@ -149,18 +163,29 @@ class CpuMeter:
         for pid, (parent, _, _) in processes.items():
             children.setdefault(parent, []).append(pid)
         kinds: dict[int, tuple[str, float]] = {}
-        pending: list[tuple[int, bool]] = [(pid, False) for pid in children.get(os.getpid(), [])]
-        while pending:
-            pid, under_jvm = pending.pop()
-            _, name, seconds = processes[pid]
-            if pid == self.broker_pid:
-                kind = "broker"
-            elif name == "java":
-                kind, under_jvm = "jvm", True
-            else:
-                kind = "workers" if under_jvm else "other"
-            kinds[pid] = (kind, seconds)
-            pending += [(child, under_jvm) for child in children.get(pid, [])]
+
+        def walk(pending: list[tuple[int, bool]]) -> None:
+            while pending:
+                pid, under_jvm = pending.pop()
+                _, name, seconds = processes[pid]
+                if pid == self.broker_pid:
+                    kind = "broker"
+                elif name == "java":
+                    kind, under_jvm = "jvm", True
+                else:
+                    kind = "workers" if under_jvm else "other"
+                kinds[pid] = (kind, seconds)
+                pending += [(child, under_jvm) for child in children.get(pid, [])]
+
+        walk([(pid, False) for pid in children.get(os.getpid(), [])])
+        # jms-spark-python's fork servers run detached; they and their children work for a JVM.
+        walk(
+            [
+                (pid, True)
+                for pid in processes
+                if pid not in kinds and kinds.get(_fork_server_jvm(pid), ("",))[0] == "jvm"
+            ]
+        )
         return kinds
 
     @staticmethod
