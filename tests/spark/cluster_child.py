@@ -19,8 +19,9 @@ import jms.spark
 
 
 def local_cluster() -> SparkSession:
-    """A session on ``local-cluster[2,1,1024]`` with the ``jms`` format registered."""
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    """A session on ``local-cluster[2,1,1024]`` with the ``jms`` format registered (the workers
+    on ``PYSPARK_PYTHON`` when it is set, else on this interpreter)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     spark = (
         SparkSession.builder.master("local-cluster[2,1,1024]")
@@ -33,6 +34,22 @@ def local_cluster() -> SparkSession:
     spark.sparkContext.setLogLevel("ERROR")
     jms.spark.register(spark)
     return spark
+
+
+def _ancestry(_partition: object) -> list[str]:
+    """The command lines of this Python worker's ancestors, up to its JVM or to init."""
+    lines = []
+    pid = os.getppid()
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as command:
+            line = command.read().replace(b"\0", b" ").decode()
+        lines.append(line)
+        if os.path.basename(line.split(" ")[0]) == "java":
+            break
+        with open(f"/proc/{pid}/stat") as facts:
+            text = facts.read()
+        pid = int(text[text.rindex(")") + 2 :].split()[1])
+    return lines
 
 
 def executor_count(spark: SparkSession) -> int:
@@ -75,12 +92,14 @@ def main() -> None:
     )
     query.awaitTermination(180)
     executors = executor_count(spark)
+    ancestries = spark.sparkContext.parallelize(range(2), 2).map(_ancestry).collect()
     print(
         json.dumps(
             {
                 "partitions": partitions,
                 "executors": executors,
                 "ids": ids,
+                "worker_ancestries": ancestries,
             }
         ),
         flush=True,

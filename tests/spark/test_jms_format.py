@@ -25,7 +25,7 @@ import jms.spark
 from jms.broker import Broker
 from jms.client import ConnectionFactory, Session, client_ssl_context
 from jms.message import Message, Queue
-from jms.spark import MESSAGE_SCHEMA, from_rows, selector_to_column
+from jms.spark import MESSAGE_SCHEMA, from_rows, selector_to_column, worker_python
 from jms.stomp.service import ServerThread
 from jms.stomp.tls import ServerTls
 from jms.types import Long
@@ -287,9 +287,12 @@ def test_a_stream_through_the_jms_sink_publishes_each_batch_once(
     assert copies == [m.get_long_property("n") for m in sent if m.get_long_property("n") % 3 == 0]
 
 
+@pytest.mark.parametrize("workers", ["interpreter", "jms-spark-python"])
 def test_source_and_sink_work_on_a_local_cluster(
-    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path
+    jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path, workers: str
 ) -> None:
+    # jms-spark-python: each executor JVM's Python processes are forks of a server of its own.
+    python = sys.executable if workers == "interpreter" else worker_python()
     queue = _queue()
     sent = _produce(session, queue, 80)
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
@@ -304,7 +307,7 @@ def test_source_and_sink_work_on_a_local_cluster(
             str(checkpoint),
         ],
         cwd=_ROOT,
-        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        env={**os.environ, "PYTHONPATH": str(_ROOT), "PYSPARK_PYTHON": python},
         capture_output=True,
         text=True,
         timeout=240,
@@ -318,6 +321,35 @@ def test_source_and_sink_work_on_a_local_cluster(
     assert sorted(m.get_long_property("n") for m in copies) == list(range(80))
     assert _archived(jms_spark, output) == Counter(m.get_jms_message_id() for m in sent)
     assert _depth(session, queue) == 0  # the stream took the backlog and left none of it behind
+    forked = [
+        any("-m _jms_spark_python --serve " in line for line in ancestry)
+        for ancestry in report["worker_ancestries"]
+    ]
+    assert forked == [workers == "jms-spark-python"] * 2, report["worker_ancestries"]
+    _until_every_fork_server_has_its_jvm()
+
+
+def _fork_servers() -> dict[int, int]:
+    """Every jms-spark-python fork server running: its pid -> the pid of the JVM it serves."""
+    servers = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if arguments[1:4] == [b"-m", b"_jms_spark_python", b"--serve"]:
+            servers[int(entry.name)] = int(arguments[6])
+    return servers
+
+
+def _until_every_fork_server_has_its_jvm() -> None:
+    """A server ends with its JVM: within a bound, none serves a JVM that has ended."""
+    deadline = time.monotonic() + 30
+    while orphans := [
+        server for server, jvm in _fork_servers().items() if not Path(f"/proc/{jvm}").exists()
+    ]:
+        assert time.monotonic() < deadline, f"fork servers outlived their JVMs: {orphans}"
+        time.sleep(0.1)
 
 
 def test_a_batch_read_and_write_over_stomp_ssl(jms_spark: SparkSession, tmp_path: Path) -> None:
