@@ -176,23 +176,25 @@ def _run_by_fork(arguments: list[str]) -> int | None:
     jvm_started = _start_time(jvm)
     if place is None or jvm_started is None:
         return None
-    key = _server_key(jvm, jvm_started)
-    failed = os.path.join(place, f"{key}.failed")
-    if os.path.exists(failed):
+    try:  # nothing has run yet: any failure here leaves the module to run in this process
+        key = _server_key(jvm, jvm_started)
+        failed = os.path.join(place, f"{key}.failed")
+        address = os.path.join(place, f"{key}.sock")
+        if os.path.exists(failed) or len(os.fsencode(address)) >= _LONGEST_ADDRESS:
+            return None
+        connection = _connect(address)
+        if connection is None:
+            started = _start_server(place, key, jvm, jvm_started)
+            if started == b"ready\n":
+                connection = _connect(address)
+            elif started == b"busy\n":  # another server is starting for this key
+                connection = _connect(address, time.monotonic() + _SERVER_START_SECONDS)
+    except OSError:
         return None
-    address = os.path.join(place, f"{key}.sock")
-    if len(os.fsencode(address)) >= _LONGEST_ADDRESS:
-        return None
-    connection = _connect(address)
-    if connection is None:
-        started = _start_server(place, key, jvm, jvm_started)
-        if started == b"ready\n":
-            connection = _connect(address)
-        elif started == b"busy\n":  # another server is starting for this key
-            connection = _connect(address, time.monotonic() + _SERVER_START_SECONDS)
     code = None if connection is None else _run_through(connection, arguments)
     if code is None:
-        open(failed, "ab").close()  # this JVM's processes run as before from now on
+        with contextlib.suppress(OSError):
+            open(failed, "ab").close()  # this JVM's processes run as before from now on
     return code
 
 
@@ -255,11 +257,12 @@ def _run_through(connection: socket.socket, arguments: list[str]) -> int | None:
             return None
         if not reply.startswith(b"pid "):
             return None  # the server refused or failed before forking: nothing ran
+        # From here on the child runs: whatever happens, this process must not run it again.
         child = int(reply[4:])
         try:
             handle: int | None = os.pidfd_open(child)
-        except ProcessLookupError:
-            handle = None  # ended already; the server still reports how
+        except OSError:
+            handle = None  # ended already (the server still reports how), or no descriptor left
 
         def pass_on(number: int, _frame: object) -> None:
             if handle is not None:
