@@ -329,7 +329,8 @@ class _Child:
 
 
 def _serve(place: str, key: str, jvm: int, jvm_started: str) -> _Request | None:
-    """Serve this key until its JVM ends (None), or return, in a forked child, its request."""
+    """Serve this key until its JVM and every child have ended (None), or return, in a forked
+    child, its request."""
     import fcntl
 
     if os.fork():
@@ -359,7 +360,8 @@ def _serve(place: str, key: str, jvm: int, jvm_started: str) -> _Request | None:
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(jvm_handle, selectors.EVENT_READ, "jvm")
     children: set[_Child] = set()
-    while True:
+    serving = True
+    while serving or children:
         for ready, _events in selector.select():
             what = ready.data
             if what == "accept":
@@ -369,7 +371,13 @@ def _serve(place: str, key: str, jvm: int, jvm_started: str) -> _Request | None:
                 connection, request = accepted
                 _import_quietly(request.modules())
                 sys.stderr.flush()
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError:  # its client, told nothing, runs the module itself
+                    for descriptor in request.streams:
+                        os.close(descriptor)
+                    connection.close()
+                    continue
                 if pid == 0:
                     selector.close()
                     os.close(lock)
@@ -387,12 +395,14 @@ def _serve(place: str, key: str, jvm: int, jvm_started: str) -> _Request | None:
                 selector.register(child.handle, selectors.EVENT_READ, ("ended", child))
                 selector.register(connection, selectors.EVENT_READ, ("client", child))
                 _send(connection, b"pid %d" % pid)
-            elif what == "jvm":
+            elif what == "jvm":  # no more requests; the children still running are waited for
+                serving = False
+                selector.unregister(listener)
+                selector.unregister(jvm_handle)
                 listener.close()
                 for name in (f"{key}.sock", f"{key}.log", f"{key}.lock"):
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(os.path.join(place, name))
-                return None
             else:
                 event, child = what
                 if child not in children:
@@ -412,10 +422,14 @@ def _serve(place: str, key: str, jvm: int, jvm_started: str) -> _Request | None:
                     child.connection.close()
                     with contextlib.suppress(ProcessLookupError):
                         signal.pidfd_send_signal(child.handle, signal.SIGKILL)
+    return None
 
 
 def _accept(listener: socket.socket) -> tuple[socket.socket, _Request] | None:
-    connection, _address = listener.accept()
+    try:
+        connection, _address = listener.accept()
+    except OSError:  # no descriptor left, say: the client finds its connection refused
+        return None
     connection.settimeout(5.0)
     streams: list[int] = []
     try:

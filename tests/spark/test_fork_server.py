@@ -72,6 +72,9 @@ if __name__ == "__main__":
         time.sleep(60)
     if what == "die":
         os.kill(os.getpid(), signal.SIGUSR2)
+    if what == "linger":
+        time.sleep(float(sys.argv[2]))
+        print("lingered", flush=True)
 """
 
 _BOUND_SECONDS = 20.0
@@ -286,6 +289,21 @@ def test_the_server_ends_with_its_parent_and_leaves_no_files(
         parent.end()
     _until(lambda: not _alive(server), f"the end of the server {server}")
     assert list((temporary / f"jms-spark-python-{os.getuid()}").iterdir()) == []
+
+
+def test_children_still_running_when_the_parent_ends_are_served_to_their_end(
+    temporary: Path, environment: dict[str, str]
+) -> None:
+    parent = Parent(temporary, environment)
+    try:
+        launch = parent.start("-m", "jmsprobe.probe", "linger", "2")
+        report = launch.report()
+    finally:
+        parent.end()  # its child, the caller, lives on, as its own child does
+    _until(lambda: launch.out.read_text().endswith("lingered\n"), "the child's last line")
+    _until(lambda: not _alive(launch.pid), f"the end of the caller {launch.pid}")
+    assert launch.err.read_text() == ""  # the server told the caller how its child ended
+    _until(lambda: not _alive(report["ppid"]), "the end of the server")
 
 
 def test_a_second_parent_gets_a_server_of_its_own(
