@@ -51,10 +51,10 @@ its ratio and its goal; below it, every floor run in order.
 
 For the sinks and their Python floors the script also reads, from ``/proc`` (Linux), the CPU time
 each process used during the run: Spark's JVM, Spark's Python workers (the JVM's descendants,
-and ``jms-spark-python``'s fork servers for the JVM with theirs) and the broker. Their sum divided by the cores is the least wall time any overlap of the three
-could reach; the script prints it for the best run of each sink, next to the time it took (when
-the two are close, the machine was full; when the run took much longer, one process set the
-pace).
+and ``jms-spark-python``'s fork servers for the JVM with theirs) and the broker. Their sum
+divided by the cores is the least wall time any overlap of the three could reach; the script
+prints it for the best run of each sink, next to the time it took (when the two are close, the
+machine was full; when the run took much longer, one process set the pace).
 
 Spark's Python workers run ``jms.spark.worker_python()`` (``jms-spark-python``: PySpark imported
 from the installed package, not from Spark's zip, and PySpark's processes forked from a server
