@@ -306,6 +306,23 @@ def test_children_still_running_when_the_parent_ends_are_served_to_their_end(
     _until(lambda: not _alive(report["ppid"]), "the end of the server")
 
 
+def test_a_server_killed_outright_is_replaced_by_the_next_caller_s(
+    parent: Parent, temporary: Path
+) -> None:
+    running = parent.start("-m", "jmsprobe.probe", "linger", "1")
+    server = running.report()["ppid"]
+    os.kill(server, signal.SIGKILL)
+    _until(lambda: not _alive(server), f"the end of the server {server}")
+    # Its child lives on; with no server to report how it ended, its caller says so and fails.
+    assert running.wait() == 1
+    assert running.out.read_text().endswith("lingered\n")
+    assert "the fork server ended before its process" in running.err.read_text()
+    launch = parent.start("-m", "jmsprobe.probe", "exit", "0")
+    assert launch.wait() == 0
+    assert launch.report()["ppid"] not in (server, launch.pid)  # a new server forked it
+    assert len(_servers(temporary)) == 1
+
+
 def test_a_second_parent_gets_a_server_of_its_own(
     temporary: Path, environment: dict[str, str]
 ) -> None:
