@@ -60,7 +60,8 @@ Spark's Python workers run ``jms.spark.worker_python()`` (``jms-spark-python``: 
 from the installed package, not from Spark's zip, and PySpark's processes forked from a server
 that has imported it), as ``jms pipeline`` runs them and docs/spark.md recommends;
 ``--plain-python`` runs them on this interpreter as is, as a session that leaves
-``PYSPARK_PYTHON`` alone does (each Python process Spark starts then compiles PySpark first).
+``PYSPARK_PYTHON`` alone does (each Python process Spark starts then compiles PySpark first), and
+``JMS_SPARK_PYTHON_FORK=`` (empty) keeps the script but turns its fork server off.
 
     python bench/pipeline_bench.py [--messages 100000] [--size 1024] [--repeat 2]
                                    [--per-trigger N] [--plain-python]
@@ -85,6 +86,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
+from _jms_spark_python import DEFAULT_FORK_PREFIXES, FORK_VARIABLE
 from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
@@ -92,6 +94,7 @@ from jms.spark import MESSAGE_SCHEMA, worker_python
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.options import DEFAULT_PAGE_SIZE
 from jms.spark.pipeline import ARROW_BATCH_ROWS, ARROW_SETTINGS, StreamTally
+from jms.spark.workers import WORKER_PYTHON_SCRIPT
 from jms.stomp.admin import AdminClient
 from jms.types import Long
 
@@ -134,6 +137,14 @@ def _processes() -> dict[int, tuple[int, str, float]]:
             (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS,
         )
     return found
+
+
+def _fork_server_state(workers: str) -> str:
+    """How ``workers`` starts PySpark's processes, for the header."""
+    if Path(workers).name != WORKER_PYTHON_SCRIPT:
+        return ""
+    served = os.environ.get(FORK_VARIABLE, DEFAULT_FORK_PREFIXES)
+    return f" (fork server for {served!r})" if served else " (fork server off)"
 
 
 def _fork_server_jvm(pid: int) -> int:
@@ -535,7 +546,7 @@ def main() -> None:
             console.print(
                 f"{messages:,} messages of {args.size} B in the broker "
                 f"({messages / seconds:,.0f} msg/s to produce, transactions of {_TRANSACTION}); "
-                f"Spark's Python workers run {workers}"
+                f"Spark's Python workers run {workers}{_fork_server_state(workers)}"
             )
             table, first_seconds = range_read(url, "bench")
             assert table.num_rows == messages, table.num_rows

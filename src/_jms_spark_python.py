@@ -45,13 +45,20 @@ import time
 import zlib
 from collections.abc import Iterable
 
-__all__ = ["FORK_VARIABLE", "main", "served_module", "without_installed_pyspark_zip"]
+__all__ = [
+    "DEFAULT_FORK_PREFIXES",
+    "FORK_VARIABLE",
+    "main",
+    "served_module",
+    "without_installed_pyspark_zip",
+]
 
 _ZIP_TAIL = os.path.join("python", "lib", "pyspark.zip")
 
 #: Comma-separated module prefixes whose ``-m`` processes are forked from the server; empty: none.
 FORK_VARIABLE = "JMS_SPARK_PYTHON_FORK"
-_DEFAULT_FORK_PREFIXES = "pyspark."
+#: What ``FORK_VARIABLE`` means when it is not set: every process of PySpark's own.
+DEFAULT_FORK_PREFIXES = "pyspark."
 #: What a server imports before it serves, besides each module asked for (imported when asked).
 _PRELOADED = ("pyspark.daemon", "pyspark.worker", "jms.spark.datasource")
 #: A new server's imports on a loaded machine take seconds; past this the module runs here.
@@ -108,7 +115,7 @@ def main() -> None:
             python_path, (place for place in sys.path if place not in given)
         )
     arguments = sys.argv[1:]
-    if served_module(arguments, os.environ.get(FORK_VARIABLE, _DEFAULT_FORK_PREFIXES)):
+    if served_module(arguments, os.environ.get(FORK_VARIABLE, DEFAULT_FORK_PREFIXES)):
         code = _run_by_fork(arguments)
         if code is not None:
             _exit_as(code)
