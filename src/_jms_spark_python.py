@@ -19,7 +19,8 @@ streaming query on a Python source. A process Spark starts as ``-m MODULE ...`` 
 under one of the prefixes in ``JMS_SPARK_PYTHON_FORK`` (default ``pyspark.``; empty turns this
 off) is therefore run by a fork of a server process: one per Spark JVM (this process's parent),
 interpreter, working directory, ``PYTHONPATH`` and interpreter settings, started by the first
-such process, with PySpark and ``jms.spark.datasource`` imported, and ending when that JVM does.
+such process, with PySpark and ``jms.spark.datasource`` imported, and ending after that JVM (once
+the children it still serves have ended).
 The forked child takes this process's standard streams, environment, working directory and
 arguments and runs the module as ``python -m`` would; this process stays as Spark's handle on it:
 it passes on every signal it gets and exits as the child does. Where the server cannot be used
