@@ -86,7 +86,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from _jms_spark_python import DEFAULT_FORK_PREFIXES, FORK_VARIABLE
+from _jms_spark_python import DEFAULT_FORK_PREFIXES, FORK_VARIABLE, served_jvm
 from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
@@ -155,9 +155,7 @@ def _fork_server_jvm(pid: int) -> int:
             arguments = command.read().split(b"\0")
     except OSError:
         return 0
-    if arguments[1:4] != [b"-m", b"_jms_spark_python", b"--serve"] or len(arguments) < 7:
-        return 0
-    return int(arguments[6])
+    return served_jvm([os.fsdecode(argument) for argument in arguments]) or 0
 
 
 class CpuMeter:

@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_FORK_PREFIXES",
     "FORK_VARIABLE",
     "main",
+    "served_jvm",
     "served_module",
     "without_installed_pyspark_zip",
 ]
@@ -106,6 +107,18 @@ def served_module(arguments: list[str], prefixes: str) -> str | None:
     if any(prefix and module.startswith(prefix) for prefix in prefixes.split(",")):
         return module
     return None
+
+
+#: How a server's command line starts after the interpreter: ``... PLACE KEY JVM JVM_STARTED``.
+_SERVE = ("-m", "_jms_spark_python", "--serve")
+
+
+def served_jvm(command: list[str]) -> int | None:
+    """The process ID of the JVM a fork server serves, read from the server's command line
+    (``/proc/PID/cmdline`` split at its NULs, decoded); None for any other command line."""
+    if tuple(command[1:4]) != _SERVE or len(command) < 8:
+        return None
+    return int(command[6])
 
 
 def main() -> None:
@@ -225,10 +238,10 @@ def _start_server(place: str, key: str, jvm: int, jvm_started: str) -> bytes:
     another server has the key (one started at the same moment), or nothing when it failed."""
     import subprocess
 
-    command = [sys.executable, "-m", "_jms_spark_python", "--serve", place, key, str(jvm)]
+    command = [sys.executable, *_SERVE, place, key, str(jvm), jvm_started]
     with open(os.path.join(place, f"{key}.log"), "ab") as log:
         started = subprocess.Popen(
-            [*command, jvm_started],
+            command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -492,7 +505,7 @@ def _run(request: _Request) -> None:
     runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
+if __name__ == "__main__" and sys.argv[1:2] == [_SERVE[-1]]:
     _place, _key, _jvm, _jvm_started = sys.argv[2:6]
     _wanted = _serve(_place, _key, int(_jvm), _jvm_started)
     if _wanted is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from _jms_spark_python import FORK_VARIABLE, served_module
+from _jms_spark_python import FORK_VARIABLE, served_jvm, served_module
 from jms.spark import worker_python
 from jms.spark.workers import WORKER_PYTHON_SCRIPT
 
@@ -192,6 +192,14 @@ def parent(temporary: Path, environment: dict[str, str]) -> Iterator[Parent]:
 def _servers(temporary: Path) -> list[Path]:
     place = temporary / f"jms-spark-python-{os.getuid()}"
     return sorted(place.glob("*.sock")) if place.exists() else []
+
+
+def test_a_server_s_command_line_names_the_jvm_it_serves() -> None:
+    command = ["/venv/bin/python", "-m", "_jms_spark_python", "--serve", "/tmp/d", "k", "4242"]
+    assert served_jvm([*command, "1234567", ""]) == 4242  # as /proc/PID/cmdline splits
+    assert served_jvm(command) is None  # cut short
+    assert served_jvm(["/venv/bin/python", "-m", "pyspark.daemon", "pyspark.worker"]) is None
+    assert served_jvm([]) is None
 
 
 def test_served_modules_are_those_run_with_dash_m_under_a_prefix() -> None:

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import jms.spark
+from _jms_spark_python import served_jvm
 from jms.broker import Broker
 from jms.client import ConnectionFactory, Session, client_ssl_context
 from jms.message import Message, Queue
@@ -322,7 +323,7 @@ def test_source_and_sink_work_on_a_local_cluster(
     assert _archived(jms_spark, output) == Counter(m.get_jms_message_id() for m in sent)
     assert _depth(session, queue) == 0  # the stream took the backlog and left none of it behind
     forked = [
-        any("-m _jms_spark_python --serve " in line for line in ancestry)
+        any(served_jvm(line.split(" ")) is not None for line in ancestry)
         for ancestry in report["worker_ancestries"]
     ]
     assert forked == [workers == "jms-spark-python"] * 2, report["worker_ancestries"]
@@ -337,8 +338,9 @@ def _fork_servers() -> dict[int, int]:
             arguments = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if arguments[1:4] == [b"-m", b"_jms_spark_python", b"--serve"]:
-            servers[int(entry.name)] = int(arguments[6])
+        jvm = served_jvm([os.fsdecode(argument) for argument in arguments])
+        if jvm is not None:
+            servers[int(entry.name)] = jvm
     return servers
 
 
