@@ -134,7 +134,11 @@ class Parent:
     def wait(self, pid: int) -> int:
         return self._order("wait", pid)
 
-    def end(self) -> None:
+    def __enter__(self) -> Parent:
+        return self
+
+    def __exit__(self, *_exception: object) -> None:
+        """End this parent: its stdin closed, it exits (what it started lives on)."""
         assert self.process.stdin is not None
         self.process.stdin.close()
         self.process.wait(timeout=60)
@@ -184,9 +188,8 @@ def environment(temporary: Path) -> dict[str, str]:
 @pytest.fixture
 def parent(temporary: Path, environment: dict[str, str]) -> Iterator[Parent]:
     assert Path(worker_python()).name == WORKER_PYTHON_SCRIPT, "jms-spark-python is not installed"
-    started = Parent(temporary, environment)
-    yield started
-    started.end()
+    with Parent(temporary, environment) as started:
+        yield started
 
 
 def _servers(temporary: Path) -> list[Path]:
@@ -286,15 +289,12 @@ def test_a_caller_killed_outright_takes_its_child_with_it(parent: Parent) -> Non
 def test_the_server_ends_with_its_parent_and_leaves_no_files(
     temporary: Path, environment: dict[str, str]
 ) -> None:
-    parent = Parent(temporary, environment)
-    try:
+    with Parent(temporary, environment) as parent:
         launch = parent.start("-m", "jmsprobe.probe", "exit", "0")
         assert launch.wait() == 0
         server = launch.report()["ppid"]
         assert _alive(server)
         assert len(_servers(temporary)) == 1
-    finally:
-        parent.end()
     _until(lambda: not _alive(server), f"the end of the server {server}")
     assert list((temporary / f"jms-spark-python-{os.getuid()}").iterdir()) == []
 
@@ -302,12 +302,10 @@ def test_the_server_ends_with_its_parent_and_leaves_no_files(
 def test_children_still_running_when_the_parent_ends_are_served_to_their_end(
     temporary: Path, environment: dict[str, str]
 ) -> None:
-    parent = Parent(temporary, environment)
-    try:
+    with Parent(temporary, environment) as parent:
         launch = parent.start("-m", "jmsprobe.probe", "linger", "2")
         report = launch.report()
-    finally:
-        parent.end()  # its child, the caller, lives on, as its own child does
+    # The parent has ended; its child, the caller, lives on, as its own child does.
     _until(lambda: launch.out.read_text().endswith("lingered\n"), "the child's last line")
     _until(lambda: not _alive(launch.pid), f"the end of the caller {launch.pid}")
     assert launch.err.read_text() == ""  # the server told the caller how its child ended
@@ -334,14 +332,11 @@ def test_a_server_killed_outright_is_replaced_by_the_next_caller_s(
 def test_a_second_parent_gets_a_server_of_its_own(
     temporary: Path, environment: dict[str, str]
 ) -> None:
-    parents = [Parent(temporary, environment) for _ in range(2)]
-    try:
+    with Parent(temporary, environment) as first, Parent(temporary, environment) as second:
         servers = {
-            parent.start("-m", "jmsprobe.probe", "exit", "0").report()["ppid"] for parent in parents
+            parent.start("-m", "jmsprobe.probe", "exit", "0").report()["ppid"]
+            for parent in (first, second)
         }
-    finally:
-        for parent in parents:
-            parent.end()
     assert len(servers) == 2
 
 
