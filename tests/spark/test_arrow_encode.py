@@ -29,7 +29,7 @@ from jms.message import (
 from jms.message.codec import encode
 from jms.message.message import property_name_error
 from jms.spark.arrow_encode import arrow_to_encoded
-from jms.spark.outgoing import OutgoingRows, _without_delivery_count
+from jms.spark.outgoing import OutgoingRows
 from jms.spark.rows import to_arrow
 from jms.spark.schema import MESSAGE_SCHEMA
 from jms.types import BYTE_RANGE, INT_RANGE, LONG_RANGE, SHORT_RANGE
@@ -105,7 +105,7 @@ def test_rows_of_one_shape_are_encoded_by_column_as_their_messages_encode(
 ) -> None:
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, destination)
-    encoded = arrow_to_encoded(_without_delivery_count(batch), destination)
+    encoded = arrow_to_encoded(rows._full_batch(batch), destination)
     assert encoded is not None, "a batch of one shape must be encoded by column"
     assert encoded == _general(rows, batch)
     assert rows.encoded(batch) == encoded
@@ -118,7 +118,7 @@ def test_any_rows_are_encoded_as_their_messages_encode_or_refused_alike(
 ) -> None:
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, destination)
-    encoded = arrow_to_encoded(_without_delivery_count(batch), destination)
+    encoded = arrow_to_encoded(rows._full_batch(batch), destination)
     try:
         general = _general(rows, batch)
     except MessageFormatException as error:
@@ -168,7 +168,7 @@ def test_a_row_that_makes_no_message_is_refused_as_the_general_path_refuses_it(
     rows[1][column] = value
     batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(_sample()).schema)
     outgoing = OutgoingRows(MESSAGE_SCHEMA, destination)
-    assert arrow_to_encoded(_without_delivery_count(batch), destination) is None
+    assert arrow_to_encoded(outgoing._full_batch(batch), destination) is None
     with pytest.raises(MessageFormatException, match="row 1") as general:
         _general(outgoing, batch)
     with pytest.raises(MessageFormatException) as refused:
@@ -197,7 +197,7 @@ def test_rows_of_another_shape_go_the_general_way_to_the_same_bytes(change: int)
     _varied(change, sent[1])
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, None)
-    assert arrow_to_encoded(_without_delivery_count(batch), None) is None
+    assert arrow_to_encoded(rows._full_batch(batch), None) is None
     assert rows.encoded(batch) == [encode(message) for message in sent]
 
 
@@ -207,11 +207,11 @@ def test_mixed_bodies_a_sliced_batch_and_no_rows() -> None:
     data.set_jms_destination(Queue("out"))
     rows = OutgoingRows(MESSAGE_SCHEMA, None)
     (mixed,) = to_arrow([*_sample(), data]).to_batches()
-    assert arrow_to_encoded(_without_delivery_count(mixed), None) is None
+    assert arrow_to_encoded(rows._full_batch(mixed), None) is None
     assert rows.encoded(mixed) == [encode(m) for m in [*_sample(), data]]
     sliced = to_arrow(_sample()).to_batches()[0].slice(1)
     assert rows.encoded(sliced) == [encode(m) for m in _sample()[1:]]
-    assert arrow_to_encoded(_without_delivery_count(sliced).slice(0, 0), None) == []
+    assert arrow_to_encoded(rows._full_batch(sliced).slice(0, 0), None) == []
 
 
 def test_a_sink_task_encodes_its_rows_by_column(monkeypatch: pytest.MonkeyPatch) -> None:

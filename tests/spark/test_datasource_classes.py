@@ -623,7 +623,9 @@ def test_bad_sink_options_name_the_option_and_value(
         (StructType([StructField("value", StringType())]), "say where the messages go"),
         (
             StructType([StructField("body_type", StringType())]),
-            "written as MESSAGE_SCHEMA rows, but it lacks message_id",
+            "written as MESSAGE_SCHEMA rows, but it lacks timestamp, delivery_mode, priority, "
+            "expiration, delivery_time, redelivered, properties \\(only columns that may be null "
+            "in every row can be left out: message_id, correlation_id,",
         ),
     ],
 )

@@ -164,6 +164,24 @@ def test_a_batch_write_publishes_rows_and_routes_by_a_destination_column(
     assert texts == [("hello", 7, "eu"), ("world", None, None)]
 
 
+def test_message_schema_rows_may_leave_out_the_columns_they_never_use(
+    jms_spark: SparkSession, broker_url: str, session: Session
+) -> None:
+    queue = _queue()
+    sent = _produce(session, queue, 12)
+    unused = ["correlation_id_bytes", "reply_to", "map", "stream", "object"]
+    _read(jms_spark, broker_url, queue).drop(*unused).write.format("jms").mode("append").option(
+        "url", broker_url
+    ).option("destination", f"queue://{queue}.copy").save()
+    copies = list(session.create_browser(Queue(f"{queue}.copy")))
+    by_number = {m.get_long_property("n"): m for m in sent}
+    assert sorted(m.get_long_property("n") for m in copies) == sorted(by_number)
+    for copy in copies:
+        original = by_number[copy.get_long_property("n")]
+        assert message_fingerprint(copy)[-2:] == message_fingerprint(original)[-2:]
+        assert copy.get_jms_type() == original.get_jms_type()
+
+
 def _stream(
     spark: SparkSession, url: str, queue: str, output: Path, checkpoint: Path, **options: str
 ) -> Any:

@@ -26,10 +26,11 @@ from pyspark.sql.types import (
 )
 
 from jms.errors import MessageFormatException
-from jms.message import BytesMessage, DeliveryMode, Message, Queue, TextMessage
+from jms.message import BytesMessage, DeliveryMode, MapMessage, Message, Queue, TextMessage
 from jms.message.codec import encode
-from jms.spark.outgoing import OutgoingRows
+from jms.spark.outgoing import OPTIONAL_COLUMNS, OutgoingRows
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_arrow, from_rows, to_arrow
+from jms.spark.schema import MESSAGE_SCHEMA
 from tests.spark.spark_strategies import spark_messages, value_record
 
 # (column, Spark type, Arrow type, setter, values)
@@ -206,3 +207,35 @@ def test_text_and_bytes_rows_never_go_through_from_rows(monkeypatch: pytest.Monk
     (batch,) = to_arrow([text, data]).to_batches()
     made = from_arrow(batch)
     assert [encode(m) for m in made] == [encode(text), encode(data)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(spark_messages(), min_size=1, max_size=8), st.data())
+def test_full_rows_without_columns_null_in_every_row_are_the_same_messages(
+    sent: list[Message], data: st.DataObject
+) -> None:
+    (batch,) = to_arrow(sent).to_batches()
+    all_null = [name for name in OPTIONAL_COLUMNS if batch.column(name).null_count == len(batch)]
+    left_out = data.draw(
+        st.lists(st.sampled_from(all_null), unique=True) if all_null else st.just([])
+    )
+    kept = [name for name in MESSAGE_ARROW_SCHEMA.names if name not in left_out]
+    narrow = batch.select(kept)
+    schema = StructType([field for field in MESSAGE_SCHEMA.fields if field.name in kept])
+    destination = Queue("out")
+    assert OutgoingRows(schema, destination).encoded(narrow) == OutgoingRows(
+        MESSAGE_SCHEMA, destination
+    ).encoded(batch)
+    assert [encode(m) for m in OutgoingRows(schema, destination).messages(narrow)] == [
+        encode(m) for m in OutgoingRows(MESSAGE_SCHEMA, destination).messages(batch)
+    ]
+
+
+def test_a_body_column_left_out_is_an_empty_body_as_a_null_one_is() -> None:
+    message = MapMessage()
+    message.set_jms_destination(Queue("out"))
+    message.set_int("n", 1)
+    (batch,) = to_arrow([message]).to_batches()
+    schema = StructType([field for field in MESSAGE_SCHEMA.fields if field.name != "map"])
+    (made,) = OutgoingRows(schema, None).messages(batch.drop_columns(["map"]))
+    assert isinstance(made, MapMessage) and list(made.get_map_names()) == []

@@ -4,7 +4,10 @@ Two layouts are accepted, decided once from the DataFrame's schema (and refused 
 column, when neither fits):
 
 - **full**: the columns of ``MESSAGE_SCHEMA`` (it has ``body_type``) — each row is the message
-  ``from_rows`` builds, every header, typed property and body kept;
+  ``from_rows`` builds, every header, typed property and body kept. A column whose null means
+  "not set" or "no such body" (``OPTIONAL_COLUMNS``) may be left out: it reads as null in every
+  row. Leaving out columns the rows never use costs less than carrying them: Spark hands a null
+  ``map`` or ``stream`` column to Python writers slowly (docs/spark.md, "Arrow batches");
 - **simple**: a body column, ``value`` (string → TextMessage, binary → BytesMessage) or ``text``
   (string), optional header columns named as in ``MESSAGE_SCHEMA`` (``destination``,
   ``correlation_id``, ``type``, ``priority``, ``delivery_mode``, ``reply_to``), and any other
@@ -42,11 +45,28 @@ from jms.errors import JMSException, MessageFormatException
 from jms.message import JMSX_PROPERTY_TYPES, BytesMessage, Destination, Message, TextMessage
 from jms.message.codec import encode
 from jms.spark.arrow_encode import arrow_to_encoded
-from jms.spark.rows import from_arrow
+from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_arrow
 from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA, VALUE_FIELD_OF_TYPE
 from jms.types import Byte, Double, Float, Int, Long, Short
 
-__all__ = ["OutgoingRows"]
+__all__ = ["OPTIONAL_COLUMNS", "OutgoingRows"]
+
+#: The ``MESSAGE_SCHEMA`` columns full-layout rows may leave out, each read as null in every row:
+#: the columns where a null is a valid value (a header not set, a body the message has not).
+OPTIONAL_COLUMNS: Final = (
+    "message_id",
+    "correlation_id",
+    "correlation_id_bytes",
+    "destination",
+    "reply_to",
+    "type",
+    "delivery_count",
+    "text",
+    "bytes",
+    "map",
+    "stream",
+    "object",
+)
 
 #: The property value a column value of each Spark type is (the column's type bounds it).
 _PROPERTY_VALUES: Final[dict[type[DataType], Callable[[Any], Any]]] = {
@@ -123,8 +143,15 @@ class OutgoingRows:
         self._destination = destination
         names = schema.fieldNames()
         self._simple: _Simple | None = None
+        # The Arrow fields of the optional columns the full layout's rows leave out.
+        self._left_out: tuple[pa.Field, ...] = ()
         if "body_type" in names:
             self._check_full(schema)
+            self._left_out = tuple(
+                MESSAGE_ARROW_SCHEMA.field(name)
+                for name in MESSAGE_SCHEMA.names
+                if name not in names
+            )
         else:
             self._simple = self._plan_simple(schema)
         if destination is None and "destination" not in names:
@@ -136,7 +163,11 @@ class OutgoingRows:
     @staticmethod
     def _check_full(schema: StructType) -> None:
         given = {field.name: field.dataType for field in schema.fields}
-        missing = [name for name in MESSAGE_SCHEMA.names if name not in given]
+        missing = [
+            name
+            for name in MESSAGE_SCHEMA.names
+            if name not in given and name not in OPTIONAL_COLUMNS
+        ]
         extra = [name for name in given if name not in MESSAGE_SCHEMA.names]
         if missing or extra:
             raise ValueError(
@@ -144,14 +175,17 @@ class OutgoingRows:
                 + "; ".join(
                     part
                     for part in (
-                        f"it lacks {', '.join(missing)}" if missing else "",
+                        f"it lacks {', '.join(missing)} (only columns that may be null in "
+                        f"every row can be left out: {', '.join(OPTIONAL_COLUMNS)})"
+                        if missing
+                        else "",
                         f"it also has {', '.join(extra)}" if extra else "",
                     )
                     if part
                 )
             )
         for field in MESSAGE_SCHEMA.fields:
-            if not _same_type(given[field.name], field.dataType):
+            if field.name in given and not _same_type(given[field.name], field.dataType):
                 raise ValueError(
                     f"column {field.name} is {given[field.name].simpleString()}; MESSAGE_SCHEMA "
                     f"has {field.dataType.simpleString()}"
@@ -217,7 +251,7 @@ class OutgoingRows:
         (``arrow_to_encoded``) when the rows are ``MESSAGE_SCHEMA`` rows of one shape, else
         message by message; the same bytes, or the same error, either way."""
         if self._simple is None:
-            batch = _without_delivery_count(batch)
+            batch = self._full_batch(batch)
             encoded = arrow_to_encoded(batch, self._destination)
         else:
             rows = _as_message_rows(self._simple, batch)
@@ -228,10 +262,20 @@ class OutgoingRows:
 
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
         """The messages of one Arrow batch of rows, each with its destination set."""
-        return self._messages(batch if self._simple is not None else _without_delivery_count(batch))
+        return self._messages(batch if self._simple is not None else self._full_batch(batch))
+
+    def _full_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """A full-layout batch with every ``MESSAGE_SCHEMA`` column, those left out null, and no
+        delivery counts: JMSXDeliveryCount is never carried over (the receiving broker counts
+        deliveries)."""
+        rows = batch.num_rows
+        for field in self._left_out:
+            batch = batch.append_column(field, pa.nulls(rows, field.type))
+        index = batch.schema.get_field_index("delivery_count")
+        return batch.set_column(index, batch.schema.field(index), pa.nulls(rows, pa.int32()))
 
     def _messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
-        """``messages``, once a full-layout batch has no delivery counts."""
+        """``messages``, once a full-layout batch is complete (``_full_batch``)."""
         if self._simple is None:
             built: Iterator[Message] = iter(from_arrow(batch))
         else:
@@ -359,12 +403,6 @@ def _property_map(
     keys = pa.array(names, pa.string()).take(positions)
     offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * count)
     return pa.MapArray.from_arrays(offsets, keys, items)
-
-
-def _without_delivery_count(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """JMSXDeliveryCount is never carried over: the receiving broker counts deliveries."""
-    index = batch.schema.get_field_index("delivery_count")
-    return batch.set_column(index, batch.schema.field(index), pa.nulls(batch.num_rows, pa.int32()))
 
 
 def _set_destination(message: Message, value: str | None) -> None:
