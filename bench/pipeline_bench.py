@@ -91,7 +91,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from _jms_spark_python import DEFAULT_FORK_PREFIXES, FORK_VARIABLE, served_jvm
+from _jms_spark_python import DEFAULT_FORK_PREFIXES, FORK_VARIABLE, fork_server_jvm
 from jms.client import ConnectionFactory
 from jms.client.stomp_transport import parse_stomp_url
 from jms.message import Queue
@@ -153,17 +153,6 @@ def _fork_server_state(workers: str) -> str:
     return f" (fork server for {served!r})" if served else " (fork server off)"
 
 
-def _fork_server_jvm(pid: int) -> int:
-    """The JVM a ``jms-spark-python`` fork server (``-m _jms_spark_python --serve PLACE KEY JVM
-    ...``) works for; 0 for any other process."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as command:
-            arguments = command.read().split(b"\0")
-    except OSError:
-        return 0
-    return served_jvm([os.fsdecode(argument) for argument in arguments]) or 0
-
-
 class CpuMeter:
     """CPU seconds of this script's descendants, as Spark's JVM, Spark's Python workers and the
     broker (Linux only: ``available`` is False elsewhere)."""
@@ -198,7 +187,7 @@ class CpuMeter:
             [
                 (pid, True)
                 for pid in processes
-                if pid not in kinds and kinds.get(_fork_server_jvm(pid), ("",))[0] == "jvm"
+                if pid not in kinds and kinds.get(fork_server_jvm(pid) or 0, ("",))[0] == "jvm"
             ]
         )
         return kinds

@@ -49,6 +49,7 @@ from collections.abc import Iterable
 __all__ = [
     "DEFAULT_FORK_PREFIXES",
     "FORK_VARIABLE",
+    "fork_server_jvm",
     "main",
     "served_jvm",
     "served_module",
@@ -119,6 +120,17 @@ def served_jvm(command: list[str]) -> int | None:
     if tuple(command[1:4]) != _SERVE or len(command) < 8:
         return None
     return int(command[6])
+
+
+def fork_server_jvm(pid: int) -> int | None:
+    """The process ID of the JVM that process ``pid`` serves when it is a fork server
+    (``served_jvm`` of its ``/proc/PID/cmdline``); None for any other process, or one gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as command:
+            arguments = command.read().split(b"\0")
+    except OSError:
+        return None
+    return served_jvm([os.fsdecode(argument) for argument in arguments])
 
 
 def main() -> None:

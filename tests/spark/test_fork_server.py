@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from _jms_spark_python import FORK_VARIABLE, served_jvm, served_module
+from _jms_spark_python import FORK_VARIABLE, fork_server_jvm, served_jvm, served_module
 from jms.spark import worker_python
 from jms.spark.workers import WORKER_PYTHON_SCRIPT
 
@@ -227,6 +227,8 @@ def test_a_module_runs_in_a_fork_of_one_server_as_python_dash_m_would(
     # One server forked both: neither runs in the process its parent started.
     assert reports[0]["ppid"] == reports[1]["ppid"]
     assert reports[0]["pid"] != first.pid and reports[1]["pid"] != second.pid
+    assert fork_server_jvm(reports[0]["ppid"]) == parent.process.pid
+    assert fork_server_jvm(os.getpid()) is None  # any process but a server
     assert len(_servers(temporary)) == 1
     assert first.err.read_text() == second.err.read_text() == ""
     for report, arguments, given in zip(

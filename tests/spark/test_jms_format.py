@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import jms.spark
-from _jms_spark_python import served_jvm
+from _jms_spark_python import fork_server_jvm, served_jvm
 from jms.broker import Broker
 from jms.client import ConnectionFactory, Session, client_ssl_context
 from jms.message import Message, Queue
@@ -352,12 +352,7 @@ def _fork_servers() -> dict[int, int]:
     """Every jms-spark-python fork server running: its pid -> the pid of the JVM it serves."""
     servers = {}
     for entry in Path("/proc").iterdir():
-        try:
-            arguments = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        jvm = served_jvm([os.fsdecode(argument) for argument in arguments])
-        if jvm is not None:
+        if entry.name.isdigit() and (jvm := fork_server_jvm(int(entry.name))) is not None:
             servers[int(entry.name)] = jvm
     return servers
 
