@@ -491,7 +491,7 @@ def _import_quietly(modules: Iterable[str]) -> None:
     """Import what children will import anyway; a failure is the child's to report."""
     for module in modules:
         if module not in sys.modules:
-            with contextlib.suppress(BaseException):  # the child's to report when it runs it
+            with contextlib.suppress(BaseException):
                 __import__(module)
 
 
