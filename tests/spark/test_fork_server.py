@@ -192,8 +192,13 @@ def parent(temporary: Path, environment: dict[str, str]) -> Iterator[Parent]:
         yield started
 
 
+def _private(temporary: Path) -> Path:
+    """The directory of this user's servers under ``temporary`` (their ``TMPDIR``)."""
+    return temporary / f"jms-spark-python-{os.getuid()}"
+
+
 def _servers(temporary: Path) -> list[Path]:
-    place = temporary / f"jms-spark-python-{os.getuid()}"
+    place = _private(temporary)
     return sorted(place.glob("*.sock")) if place.exists() else []
 
 
@@ -298,7 +303,7 @@ def test_the_server_ends_with_its_parent_and_leaves_no_files(
         assert _alive(server)
         assert len(_servers(temporary)) == 1
     _until(lambda: not _alive(server), f"the end of the server {server}")
-    assert list((temporary / f"jms-spark-python-{os.getuid()}").iterdir()) == []
+    assert list(_private(temporary).iterdir()) == []
 
 
 def test_children_still_running_when_the_parent_ends_are_served_to_their_end(
@@ -370,7 +375,7 @@ def test_when_the_server_cannot_start_modules_run_in_their_callers_from_then_on(
     launches = [parent.start("-m", "jmsprobe.probe", "exit", "0") for _ in range(2)]
     assert [launch.wait() for launch in launches] == [0, 0]
     assert all(launch.report()["pid"] == launch.pid for launch in launches)
-    failed = list((temporary / f"jms-spark-python-{os.getuid()}").glob("*.failed"))
+    failed = list(_private(temporary).glob("*.failed"))
     assert len(failed) == 1 and failed[0].name.startswith(f"{parent.process.pid}-")
 
 
@@ -388,7 +393,7 @@ def test_an_empty_prefix_list_turns_the_server_off(parent: Parent, temporary: Pa
 
 
 def test_a_directory_others_may_enter_is_not_used(parent: Parent, temporary: Path) -> None:
-    shared = temporary / f"jms-spark-python-{os.getuid()}"
+    shared = _private(temporary)
     shared.mkdir(mode=0o755)
     shared.chmod(0o755)
     launch = parent.start("-m", "jmsprobe.probe", "exit", "0")
