@@ -172,7 +172,6 @@ def stage_frames(encoded: Sequence[bytes]) -> bytes:
 def split_stage_frames(body: bytes) -> list[bytes]:
     """The encodings ``stage_frames`` joined (``ValueError`` saying where it is not that)."""
     items: list[bytes] = []
-    view = memoryview(body)
     offset = 0
     while offset < len(body):
         if offset + 4 > len(body):
@@ -187,6 +186,8 @@ def split_stage_frames(body: bytes) -> list[bytes]:
                 f"the staged message at byte {offset} claims {length} bytes; only "
                 f"{len(body) - offset} follow"
             )
-        items.append(bytes(view[offset : offset + length]))
+        # A slice of the bytes itself: through a memoryview each message cost four times as
+        # much (a view, its slice and a buffer copy), a fifth of a staging request's checking.
+        items.append(body[offset : offset + length])
         offset += length
     return items
