@@ -23,9 +23,11 @@ from jms.message.codec import (
     restamped,
 )
 from jms.types import Byte, Double, Float, Int, Long, Short
-from tests.strategies import messages, property_values_of
+from tests.strategies import java_strings, messages, property_names, property_values_of
 
 _ascii = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30)
+# Strings in any language, lone surrogates included (Java strings may hold them), or ASCII.
+_strings = _ascii | java_strings
 _ascii_names = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,8}", fullmatch=True).filter(
     lambda name: (
         name.upper() not in {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN"}
@@ -43,23 +45,24 @@ def _common_messages(draw: st.DrawFn) -> Message:
     if kind == "message":
         message = Message()
     elif kind == "text":
-        message = TextMessage(draw(st.none() | _ascii))
+        message = TextMessage(draw(st.none() | _strings))
     else:
         message = BytesMessage()
         message.write_bytes(draw(st.binary(max_size=64)))
-    destination = draw(st.sampled_from([Queue, Topic]))(draw(_ascii.filter(bool)))
+    destination = draw(st.sampled_from([Queue, Topic]))(draw(_strings.filter(bool)))
     message.set_jms_destination(destination)
-    message.set_jms_message_id(draw(st.none() | _ascii.map(lambda text: "ID:" + text)))
-    message.set_jms_correlation_id(draw(st.none() | _ascii))
-    message.set_jms_type(draw(st.none() | _ascii))
+    message.set_jms_message_id(draw(st.none() | _strings.map(lambda text: "ID:" + text)))
+    message.set_jms_correlation_id(draw(st.none() | _strings))
+    message.set_jms_type(draw(st.none() | _strings))
     message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
     message.set_jms_priority(draw(st.integers(0, 9)))
     message.set_jms_timestamp(draw(st.integers(0, 2**63 - 1)))
     # Most messages never expire and are due at once: the restamp's common case.
     message.set_jms_expiration(draw(st.just(0) | st.integers(0, 2**63 - 1)))
     message.set_jms_delivery_time(draw(st.just(0) | st.integers(0, 2**63 - 1)))
-    values = property_values_of(_ascii)
-    for name, value in draw(st.dictionaries(_ascii_names, values, max_size=6)).items():
+    values = property_values_of(_strings)
+    names = _ascii_names | property_names
+    for name, value in draw(st.dictionaries(names, values, max_size=6)).items():
         message.set_object_property(name, value)
     return message
 
@@ -196,6 +199,67 @@ def test_the_common_shape_is_checked_without_decoding(monkeypatch: pytest.Monkey
     data.write_bytes(b"\x00\xff" * 40)
     data.set_jms_destination(Topic("prices"))
     assert check_encoded(encode(data)).destination == Topic("prices")
+
+
+def test_strings_in_any_language_are_checked_without_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Text beyond ASCII -- in a body, a destination, a property name or value, a lone
+    surrogate a Java string may hold -- stays in the one-pass check: decoding each such
+    message cost three times as much."""
+    message = TextMessage("Grüße aus Köln, 東京から " * 20)
+    message.set_jms_destination(Queue("заказы"))
+    message.set_jms_correlation_id("corr-\ud800")
+    message.set_jms_type("typ-é")
+    message.set_string_property("straße", "Bahnhofstraße 1")
+    message.set_string_property("city", "Zürich")
+    message.set_long_property("n", Long(7))
+    encoded = encode(message)
+    _without_decoding(monkeypatch)
+    assert check_encoded(encoded) == EncodedFacts(Queue("заказы"), 2, 0, 0)
+    stamped, destination, _, _ = check_and_restamp(encoded, "ID:b-é-1", 5)
+    restored = decode(stamped)
+    assert destination == Queue("заказы")
+    assert restored.get_text() == message.get_text()  # type: ignore[attr-defined]
+    assert restored.get_jms_correlation_id() == "corr-\ud800"
+    assert restored.get_string_property("straße") == "Bahnhofstraße 1"
+    assert restored.get_jms_message_id() == "ID:b-é-1"
+
+
+def _length_moved(encoded: bytes, old: tuple[int, int], new: tuple[int, int]) -> bytes:
+    """``encoded`` with the 4-byte big-endian lengths ``old`` of two strings that follow each
+    other changed to ``new`` (same sum): the bytes of the two are cut elsewhere."""
+    before, after = struct.pack(">II", *old), struct.pack(">II", *new)
+    assert encoded.count(before) == 1
+    return encoded.replace(before, after)
+
+
+def test_a_character_cut_between_two_strings_gets_decodes_refusal() -> None:
+    """Two strings whose bytes, joined, are valid UTF-8 but which cut a character in two: each
+    is checked on its own, as ``decode`` checks it."""
+    message = TextMessage("text")
+    message.set_jms_destination(Queue("q"))
+    message.set_jms_correlation_id("aé")  # 3 bytes: a, then é as 0xC3 0xA9
+    message.set_jms_type("bc")
+    forged = _length_moved(encode(message), (3, 2), (2, 3))  # "a\xc3" and "\xa9bc"
+    with pytest.raises(MessageFormatException) as refused:
+        decode(forged)
+    with pytest.raises(MessageFormatException) as checked:
+        check_encoded(forged)
+    assert str(checked.value) == str(refused.value)
+    assert "not valid UTF-8" in str(checked.value)
+
+    message = TextMessage("text")
+    message.set_jms_destination(Queue("q"))
+    message.set_string_property("s", "aé")
+    message.set_string_property("t", "bc")
+    forged = _length_moved(encode(message), (3, 2), (2, 3))
+    with pytest.raises(MessageFormatException) as refused:
+        decode(forged)
+    with pytest.raises(MessageFormatException) as checked:
+        check_and_restamp(forged, "ID:x", 5)
+    assert str(checked.value) == str(refused.value)
+    assert "can't decode byte 0xc3" in str(checked.value)
 
 
 def _int_property_message() -> bytes:

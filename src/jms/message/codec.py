@@ -16,7 +16,7 @@ import functools
 import itertools
 import math
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from jms.errors import MessageFormatException
@@ -717,7 +717,7 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
 
     For a broker that keeps and delivers the bytes as they are, at about a third of a decode: a
     message in the shape most messages have (no body, a text or bytes body; a queue or topic;
-    ASCII strings; no JMSX property, no correlation ID bytes, no JMSReplyTo) is checked in one
+    strings in any language; no JMSX property, no correlation ID bytes, no JMSReplyTo) is checked in one
     pass with no object built but its destination. Any other input -- including every invalid
     one -- is decoded, so the answer and every error are ``decode``'s."""
     checked = _checked_in_one_pass(data)
@@ -783,7 +783,7 @@ def _checked_in_one_pass(
         return None
     lengths = shape.lengths.unpack_from(data, _FIXED.size)
     strings_end = offset + sum(lengths)
-    if strings_end > size or not data[offset:strings_end].isascii():
+    if strings_end > size or not _utf8_strings(data[offset:strings_end], lengths):
         return None
     identity = shape.identity_strings
     at = offset + sum(lengths[:identity])
@@ -813,8 +813,9 @@ def _checked_in_one_pass(
             raw = columns[column]
             if round_to_float32(raw) != raw and not math.isnan(raw):
                 return None
-        blobs_end = offset + sum(columns[plan.lengths_at :])
-        if blobs_end > size or not data[offset:blobs_end].isascii():
+        blob_lengths = columns[plan.lengths_at :]
+        blobs_end = offset + sum(blob_lengths)
+        if blobs_end > size or not _utf8_strings(data[offset:blobs_end], blob_lengths):
             return None
         offset = blobs_end
     if shape.text_body:
@@ -824,6 +825,25 @@ def _checked_in_one_pass(
     if offset != size:
         return None
     return shape, lengths, destination
+
+
+def _utf8_strings(joined: bytes, lengths: Sequence[int]) -> bool:
+    """Whether each of the strings ``joined`` holds one after another, ``lengths`` bytes each,
+    is what ``decode`` reads as a string (UTF-8, surrogates passed). Text in any language is
+    checked in one pass, not only ASCII: the joined bytes decode, and no string starts inside
+    a character (on a continuation byte), so each string decodes on its own too."""
+    if joined.isascii():
+        return True
+    try:
+        joined.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    start = 0
+    for length in lengths:
+        start += length
+        if start < len(joined) and 0x80 <= joined[start] < 0xC0:
+            return False
+    return True
 
 
 def _shape_key(data: bytes) -> bytes:
@@ -910,15 +930,15 @@ def _lengths_struct(count: int) -> struct.Struct:
 
 @functools.lru_cache(maxsize=1024)
 def _fast_destination(kind: int, name: bytes) -> Destination:
-    return _DESTINATION_CLASSES[kind](name.decode("ascii"))
+    return _DESTINATION_CLASSES[kind](name.decode("utf-8", "surrogatepass"))
 
 
 @functools.lru_cache(maxsize=1024)
 def _fast_names(names: bytes, lengths: tuple[int, ...]) -> bool:
-    """Whether these (ASCII) property names are valid, distinct and none of them JMSX."""
-    text = names.decode("ascii")
+    """Whether these property names (``_utf8_strings``) are valid, distinct and none of them
+    JMSX."""
     bounds = itertools.pairwise(itertools.accumulate(lengths, initial=0))
-    split = tuple(text[start:end] for start, end in bounds)
+    split = tuple(names[start:end].decode("utf-8", "surrogatepass") for start, end in bounds)
     error, jmsx_positions = _property_names_problem(split)
     return error is None and not jmsx_positions and len(set(split)) == len(split)
 
