@@ -6,6 +6,7 @@ declines goes the general way, so every result and every refusal is the general 
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import pyarrow as pa
 import pytest
@@ -26,8 +27,9 @@ from jms.message import (
     TextMessage,
     Topic,
 )
-from jms.message.codec import encode
+from jms.message.codec import decode, encode
 from jms.message.message import property_name_error
+from jms.spark import arrow_encode
 from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.outgoing import OutgoingRows
 from jms.spark.rows import to_arrow
@@ -111,11 +113,50 @@ def test_rows_of_one_shape_are_encoded_by_column_as_their_messages_encode(
     assert rows.encoded(batch) == encoded
 
 
+def _rows_per_shape(rows: int) -> Any:
+    """``ROWS_PER_SHAPE`` set to ``rows`` while in the ``with`` block: a few rows of several
+    shapes are then encoded shape by shape too."""
+    return mock.patch.object(arrow_encode, "ROWS_PER_SHAPE", rows)
+
+
+@st.composite
+def _several_shapes(draw: st.DrawFn) -> list[Message]:
+    """The messages of two or three ``_one_shape`` batches, interleaved in a drawn order."""
+    groups = [draw(_one_shape()) for _ in range(draw(st.integers(2, 3)))]
+    messages = [message for group in groups for message in group]
+    return draw(st.permutations(messages))
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(spark_messages(), min_size=1, max_size=6), st.sampled_from([None, Queue("o")]))
-def test_any_rows_are_encoded_as_their_messages_encode_or_refused_alike(
+@given(_several_shapes(), st.sampled_from([None, Queue("elsewhere")]))
+def test_rows_of_several_shapes_are_encoded_shape_by_shape_in_their_order(
     sent: list[Message], destination: Destination | None
 ) -> None:
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, destination)
+    with _rows_per_shape(1):
+        encoded = arrow_to_encoded(rows._full_batch(batch), destination)
+        assert encoded is not None, "each shape must be encoded by column"
+        assert encoded == _general(rows, batch)
+        assert rows.encoded(batch) == encoded
+        sliced = batch.slice(1)
+        assert rows.encoded(sliced) == _general(rows, sliced)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(spark_messages(), min_size=1, max_size=6),
+    st.sampled_from([None, Queue("o")]),
+    st.sampled_from([1, arrow_encode.ROWS_PER_SHAPE]),
+)
+def test_any_rows_are_encoded_as_their_messages_encode_or_refused_alike(
+    sent: list[Message], destination: Destination | None, rows_per_shape: int
+) -> None:
+    with _rows_per_shape(rows_per_shape):
+        _encoded_or_refused_alike(sent, destination)
+
+
+def _encoded_or_refused_alike(sent: list[Message], destination: Destination | None) -> None:
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, destination)
     encoded = arrow_to_encoded(rows._full_batch(batch), destination)
@@ -195,6 +236,39 @@ def _varied(index: int, message: Message) -> None:
 def test_rows_of_another_shape_go_the_general_way_to_the_same_bytes(change: int) -> None:
     sent = _sample()
     _varied(change, sent[1])
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(rows._full_batch(batch), None) is None  # 2 shapes of 3 rows
+    assert rows.encoded(batch) == [encode(message) for message in sent]
+
+
+def test_many_rows_of_a_few_shapes_are_encoded_shape_by_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An optional property: rows with and rows without it, enough of each."""
+    sent = [message for _ in range(arrow_encode.ROWS_PER_SHAPE) for message in _sample()]
+    for message in sent[::2]:
+        message.set_string_property("optional", "here")
+    (batch,) = to_arrow(sent).to_batches()
+    rows = OutgoingRows(MESSAGE_SCHEMA, None)
+    expected = [encode(message) for message in sent]
+
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    assert rows.encoded(batch) == expected
+
+
+@pytest.mark.parametrize("change", [1, 2, 4])
+def test_a_shape_the_columns_cannot_hold_sends_the_whole_batch_the_general_way(
+    change: int,
+) -> None:
+    """Many rows of two shapes, one of them beyond the encoder (a reply-to, correlation ID
+    bytes, a float property): all of the batch goes the general way."""
+    sent = [message for _ in range(arrow_encode.ROWS_PER_SHAPE) for message in _sample()]
+    for message in sent[::3]:
+        _varied(change, message)
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, None)
     assert arrow_to_encoded(rows._full_batch(batch), None) is None
@@ -288,7 +362,10 @@ def test_simple_rows_are_encoded_as_the_messages_they_make(
     if destination is None and "destination" not in schema.fieldNames():
         destination = Queue("out")
     rows = OutgoingRows(schema, destination)
-    assert rows.encoded(batch) == _general(rows, batch)
+    expected = _general(rows, batch)
+    assert rows.encoded(batch) == expected
+    with _rows_per_shape(1):
+        assert rows.encoded(batch) == expected
 
 
 def test_simple_rows_of_one_shape_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -305,6 +382,41 @@ def test_simple_rows_of_one_shape_are_encoded_by_column(monkeypatch: pytest.Monk
     )
     rows = OutgoingRows(from_arrow_schema(batch.schema), Queue("out"))
     expected = _general(rows, batch)
+
+    def general(*arguments: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
+    assert rows.encoded(batch) == expected
+
+
+def test_simple_rows_with_nulls_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A null in a property column leaves the property unset: such rows have another shape, and
+    enough rows of each shape are encoded shape by shape."""
+    count = 4 * arrow_encode.ROWS_PER_SHAPE
+    batch = pa.RecordBatch.from_pylist(
+        [
+            {
+                "value": f"v{n}",
+                "n": n,
+                "region": None if n % 2 else "eu",
+                "amount": None if n % 4 == 3 else n / 2,
+            }
+            for n in range(count)
+        ],
+        schema=pa.schema(
+            [
+                ("value", pa.string()),
+                ("n", pa.int64()),
+                ("region", pa.string()),
+                ("amount", pa.float64()),
+            ]
+        ),
+    )
+    rows = OutgoingRows(from_arrow_schema(batch.schema), Queue("out"))
+    expected = _general(rows, batch)
+    assert "region" not in decode(expected[1]).get_property_names()
+    assert decode(expected[2]).get_string_property("region") == "eu"
 
     def general(*arguments: object) -> None:
         raise AssertionError("the rows were made into messages one by one")

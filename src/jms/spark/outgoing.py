@@ -27,6 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.types import (
     BinaryType,
     BooleanType,
@@ -332,13 +333,11 @@ class OutgoingRows:
 
 def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch | None:
     """The simple rows of ``batch`` as the ``MESSAGE_SCHEMA`` columns ``arrow_to_encoded``
-    reads (a new message's defaults where a header column is absent or null), when every row
-    sets the same properties: no JMSX or float column, no null in a property column. Else None:
-    the rows' properties differ from row to row, so they go message by message."""
+    reads (a new message's defaults where a header column is absent or null, no property where
+    a property column is null), when no property column is JMSX or a float. Else None: those
+    rows go message by message."""
     rows = batch.num_rows
-    if simple.checked_properties or any(
-        batch.column(name).null_count for name, _ in simple.properties
-    ):
+    if simple.checked_properties:
         return None
     type_names = [_JAVA_TYPE_NAMES.get(value_of) for _, value_of in simple.properties]
     if None in type_names:
@@ -381,11 +380,20 @@ def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch |
 def _property_map(
     rows: int, columns: list[pa.Array], names: list[str], type_names: list[str]
 ) -> pa.Array:
-    """The ``properties`` map of ``rows`` rows that each set every one of ``names``, of these
-    Java types, to the row's value in ``columns``."""
+    """The ``properties`` map of ``rows`` rows that each set ``names``, of these Java types, to
+    the row's value in ``columns``; a null value leaves its property unset."""
     count = len(columns)
     # Row after row, property after property: entry (row, position) comes from columns[position].
-    order = pa.array((np.arange(count)[None, :] * rows + np.arange(rows)[:, None]).ravel())
+    order = (np.arange(count)[None, :] * rows + np.arange(rows)[:, None]).ravel()
+    valid = np.concatenate(
+        [pc.is_valid(column).to_numpy(zero_copy_only=False) for column in columns]
+        or [np.zeros(0, bool)]
+    )
+    order = order[valid[order]]
+    set_per_row = valid.reshape(count, rows).sum(axis=0)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(set_per_row)]).astype(np.int32))
+    positions = pa.array(order // max(rows, 1))
+    order = pa.array(order)
     fields = {}
     for field, arrow_type in _VALUE_FIELD_TYPES.items():
         parts = [
@@ -395,13 +403,11 @@ def _property_map(
             for column, type_name in zip(columns, type_names, strict=True)
         ]
         fields[field] = pa.concat_arrays(parts).take(order) if parts else pa.array([], arrow_type)
-    positions = pa.array(np.tile(np.arange(count), rows))
     items = pa.StructArray.from_arrays(
         [pa.array(type_names, pa.string()).take(positions), *fields.values()],
         ["type", *fields],
     )
     keys = pa.array(names, pa.string()).take(positions)
-    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * count)
     return pa.MapArray.from_arrays(offsets, keys, items)
 
 
