@@ -64,6 +64,9 @@ def _common_messages(draw: st.DrawFn) -> Message:
     names = _ascii_names | property_names
     for name, value in draw(st.dictionaries(names, values, max_size=6)).items():
         message.set_object_property(name, value)
+    if draw(st.booleans()):  # message groups: JMSX properties, checked for their types
+        message.set_string_property("JMSXGroupID", draw(_strings))
+        message.set_int_property("JMSXGroupSeq", Int(draw(st.integers(1, 2**31 - 1))))
     return message
 
 
@@ -214,6 +217,8 @@ def test_strings_in_any_language_are_checked_without_decoding(
     message.set_string_property("straße", "Bahnhofstraße 1")
     message.set_string_property("city", "Zürich")
     message.set_long_property("n", Long(7))
+    message.set_string_property("JMSXGroupID", "Gruppe-ü")
+    message.set_int_property("JMSXGroupSeq", Int(2))
     encoded = encode(message)
     _without_decoding(monkeypatch)
     assert check_encoded(encoded) == EncodedFacts(Queue("заказы"), 2, 0, 0)
@@ -297,3 +302,18 @@ def test_a_forged_value_in_the_common_shape_gets_decodes_refusal() -> None:
         check_encoded(forged)
     with pytest.raises(MessageFormatException, match="decode takes bytes, got str"):
         check_encoded("not bytes")  # type: ignore[arg-type]
+
+
+def test_a_jmsx_property_of_another_type_gets_decodes_refusal() -> None:
+    """A JMSX property holds the type the spec gives it: bytes naming JMSXGroupSeq with a long
+    value are refused as ``decode`` refuses them, in one pass or not."""
+    message = TextMessage("t")
+    message.set_jms_destination(Queue("q"))
+    message.set_long_property("AMSXGroupSeq", Long(3))
+    forged = encode(message).replace(b"AMSXGroupSeq", b"JMSXGroupSeq")
+    with pytest.raises(MessageFormatException) as refused:
+        decode(forged)
+    with pytest.raises(MessageFormatException) as checked:
+        check_and_restamp(forged, "ID:x", 5)
+    assert str(checked.value) == str(refused.value)
+    assert "property 'JMSXGroupSeq' must be a Int" in str(checked.value)

@@ -64,6 +64,12 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
     headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
     names = draw(st.lists(_NAMES, unique=True, max_size=4))
     kinds = [draw(st.sampled_from(sorted(_PROPERTY_KINDS))) for _ in names]
+    # Message groups: JMSX properties of the types the spec gives them, anywhere among the rest.
+    for name, kind in (("JMSXGroupID", "String"), ("JMSXGroupSeq", "int")):
+        if draw(st.booleans()):
+            at = draw(st.integers(0, len(names)))
+            names.insert(at, name)
+            kinds.insert(at, kind)
     messages: list[Message] = []
     for _ in range(draw(st.integers(1, 6))):
         message: Message
@@ -308,6 +314,8 @@ _SIMPLE_PROPERTIES: list[tuple[str, pa.DataType, str, st.SearchStrategy[Any]]] =
     ("n", pa.int64(), "set_long_property", st.integers(*LONG_RANGE)),
     ("amount", pa.float64(), "set_double_property", st.floats()),
     ("region", pa.string(), "set_string_property", utf8_strings),
+    ("JMSXGroupID", pa.string(), "set_string_property", utf8_strings),
+    ("JMSXGroupSeq", pa.int32(), "set_int_property", st.integers(*INT_RANGE)),
 ]
 
 
@@ -423,3 +431,39 @@ def test_simple_rows_with_nulls_are_encoded_by_column(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
     assert rows.encoded(batch) == expected
+
+
+def test_jmsx_properties_of_another_type_send_the_rows_the_general_way() -> None:
+    """JMSX properties are encoded by column when they have the spec's types; of another type
+    (a JMSXGroupSeq that is a long) the general path refuses the rows, and words it."""
+    rows = to_arrow(_sample()).to_pylist()
+    for row in rows:
+        row["properties"] = [("JMSXGroupSeq", value_record("long", long=3))]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(_sample()).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="JMSXGroupSeq must be a Java int"):
+        outgoing.encoded(batch)
+
+    simple = pa.RecordBatch.from_pylist(
+        [{"value": "v", "JMSXAppID": 7}],
+        schema=pa.schema([("value", pa.string()), ("JMSXAppID", pa.int64())]),
+    )
+    outgoing = OutgoingRows(from_arrow_schema(simple.schema), Queue("out"))
+    with pytest.raises(MessageFormatException, match="JMSXAppID must be a Java String"):
+        outgoing.encoded(simple)
+
+
+def test_message_groups_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = _sample()
+    for number, message in enumerate(sent):
+        message.set_string_property("JMSXGroupID", "orders-eu")
+        message.set_int_property("JMSXGroupSeq", number + 1)
+    (batch,) = to_arrow(sent).to_batches()
+    expected = [encode(message) for message in sent]
+
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected

@@ -717,9 +717,9 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
 
     For a broker that keeps and delivers the bytes as they are, at about a third of a decode: a
     message in the shape most messages have (no body, a text or bytes body; a queue or topic;
-    strings in any language; no JMSX property, no correlation ID bytes, no JMSReplyTo) is
-    checked in one pass with no object built but its destination. Any other input -- including
-    every invalid one -- is decoded, so the answer and every error are ``decode``'s."""
+    strings in any language; no correlation ID bytes, no JMSReplyTo) is checked in one pass
+    with no object built but its destination. Any other input -- including every invalid one --
+    is decoded, so the answer and every error are ``decode``'s."""
     checked = _checked_in_one_pass(data)
     if checked is None:
         return _facts_by_decoding(data)
@@ -795,9 +795,14 @@ def _checked_in_one_pass(
     property_count = shape.property_count
     if property_count:
         names = lengths[shape.header_strings :]
-        if not _fast_names(data[strings_end - sum(names) : strings_end], names):
+        jmsx = _fast_names(data[strings_end - sum(names) : strings_end], names)
+        if jmsx is None:
             return None
-        plan = _values_plan(data[offset : offset + property_count], False)
+        tags = data[offset : offset + property_count]
+        for position, tag in jmsx:
+            if position >= len(tags) or tags[position] != tag:
+                return None
+        plan = _values_plan(tags, False)
         offset += property_count
         if isinstance(plan, str) or offset > size:
             return None
@@ -934,13 +939,21 @@ def _fast_destination(kind: int, name: bytes) -> Destination:
 
 
 @functools.lru_cache(maxsize=1024)
-def _fast_names(names: bytes, lengths: tuple[int, ...]) -> bool:
-    """Whether these property names (``_utf8_strings``) are valid, distinct and none of them
-    JMSX."""
+def _fast_names(names: bytes, lengths: tuple[int, ...]) -> tuple[tuple[int, int], ...] | None:
+    """For property names (``_utf8_strings``) that are valid and distinct, the position of each
+    JMSX one with the tag its value must have (``decode`` checks their types); else None."""
     bounds = itertools.pairwise(itertools.accumulate(lengths, initial=0))
     split = tuple(names[start:end].decode("utf-8", "surrogatepass") for start, end in bounds)
     error, jmsx_positions = _property_names_problem(split)
-    return error is None and not jmsx_positions and len(set(split)) == len(split)
+    if error is not None or len(set(split)) != len(split):
+        return None
+    return tuple(
+        (position, _JMSX_TAGS[JMSX_PROPERTY_TYPES[split[position]]]) for position in jmsx_positions
+    )
+
+
+# The tag of the values of each type a JMSX property may have.
+_JMSX_TAGS: Final[dict[type, int]] = {str: _STRING, Int: _INT, Long: _LONG}
 
 
 class _ColumnsShape(NamedTuple):

@@ -16,9 +16,9 @@ column with nulls) are the common case of that.
 
 The shape taken: every body a non-null text or every body bytes; each of message ID,
 correlation ID and type present in every row or in none; no correlation ID bytes, reply-to,
-delivery count, Map, Stream or Object body; every row's properties the same names (valid, not
-JMSX, distinct) with the same types (boolean, byte, short, int, long, double or String), in the
-same order. Every value is checked as ``from_arrow`` checks it (priorities 0-9, delivery mode
+delivery count, Map, Stream or Object body; every row's properties the same names (valid and
+distinct; a JMSX one of the type the spec gives it, not JMSXDeliveryCount) with the same types
+(boolean, byte, short, int, long, double or String), in the same order. Every value is checked as ``from_arrow`` checks it (priorities 0-9, delivery mode
 names, integer ranges, a destination that parses), in bulk. Any other batch (or a shape of it)
 gives None, and the caller takes the general path, ``from_arrow`` and ``encode``, which gives
 the same bytes or ``from_arrow``'s own refusal: this module never words one. Property tests
@@ -55,8 +55,8 @@ from jms.message.codec import (
     _TRUE,
     FORMAT_VERSION,
 )
-from jms.message.message import property_name_error
-from jms.types import BYTE_RANGE, INT_RANGE, SHORT_RANGE
+from jms.message.message import JMSX_PROPERTY_TYPES, property_name_error
+from jms.types import BYTE_RANGE, INT_RANGE, SHORT_RANGE, Int, Long
 
 __all__ = ["ROWS_PER_SHAPE", "arrow_to_encoded"]
 
@@ -99,6 +99,13 @@ _PROPERTY_KINDS: Final = {
 }
 _RANGES: Final = {_BYTE: BYTE_RANGE, _SHORT: SHORT_RANGE, _INT: INT_RANGE}
 _VALUE_FIELDS: Final = ("boolean", "long", "double", "string")
+# The JMSX properties a row's properties may hold, each with the Java type it must have
+# (JMSXDeliveryCount has a column of its own: ``from_arrow`` refuses it among the properties).
+_JMSX_TYPES: Final = {
+    name: {str: "String", Int: "int", Long: "long"}[required]
+    for name, required in JMSX_PROPERTY_TYPES.items()
+    if name != "JMSXDeliveryCount"
+}
 _ABSENT_COLUMNS: Final = ("correlation_id_bytes", "reply_to", "delivery_count", "map", "stream")
 
 
@@ -332,7 +339,9 @@ class _Properties:
         ):
             raise _OtherShape
         if len(set(first_keys)) != count or any(
-            name.startswith("JMSX") or property_name_error(name) is not None for name in first_keys
+            property_name_error(name) is not None
+            or (name.startswith("JMSX") and _JMSX_TYPES.get(name) != type_name)
+            for name, type_name in zip(first_keys, first_types, strict=True)
         ):
             raise _OtherShape
         if any(type_name not in _PROPERTY_KINDS for type_name in first_types):

@@ -334,15 +334,14 @@ class OutgoingRows:
 def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch | None:
     """The simple rows of ``batch`` as the ``MESSAGE_SCHEMA`` columns ``arrow_to_encoded``
     reads (a new message's defaults where a header column is absent or null, no property where
-    a property column is null), when no property column is JMSX or a float. Else None: those
-    rows go message by message."""
+    a property column is null; the JMSX properties last, as ``_simple_messages`` sets them),
+    when no property column is a float. Else None: those rows go message by message."""
     rows = batch.num_rows
-    if simple.checked_properties:
-        return None
-    type_names = [_JAVA_TYPE_NAMES.get(value_of) for _, value_of in simple.properties]
+    named = [*simple.properties, *simple.checked_properties]
+    type_names = [_JAVA_TYPE_NAMES.get(value_of) for _, value_of in named]
     if None in type_names:
         return None
-    names = [name for name, _ in simple.properties]
+    names = [name for name, _ in named]
 
     def header(name: str, default: Any = None) -> pa.Array:
         if name not in simple.headers:
