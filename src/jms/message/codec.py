@@ -109,6 +109,10 @@ _BODY_CLASSES: Final[tuple[type[Message], ...]] = (
     ObjectMessage,
 )
 _BODY_TAG: Final = {cls: tag for tag, cls in enumerate(_BODY_CLASSES)}
+_BYTES_BODY_TAG: Final = _BODY_TAG[BytesMessage]
+_MAP_BODY_TAG: Final = _BODY_TAG[MapMessage]
+_STREAM_BODY_TAG: Final = _BODY_TAG[StreamMessage]
+_OBJECT_BODY_TAG: Final = _BODY_TAG[ObjectMessage]
 
 _DESTINATION_CLASSES: Final[tuple[type[Destination], ...]] = (
     Queue,
@@ -802,34 +806,88 @@ def _checked_in_one_pass(
         for position, tag in jmsx:
             if position >= len(tags) or tags[position] != tag:
                 return None
-        plan = _values_plan(tags, False)
-        offset += property_count
-        if isinstance(plan, str) or offset > size:
+        offset = _values_end(data, tags, offset + property_count, False)
+        if offset < 0:
             return None
-        columns_shape = _columns_shape(plan)
-        if offset + columns_shape.columns.size > size:
-            return None
-        columns = columns_shape.columns.unpack_from(data, offset)
-        offset += columns_shape.columns.size
-        for column, low, high in columns_shape.ranges:
-            if not low <= columns[column] <= high:
-                return None
-        for column in columns_shape.floats:
-            raw = columns[column]
-            if round_to_float32(raw) != raw and not math.isnan(raw):
-                return None
-        blob_lengths = columns[plan.lengths_at :]
-        blobs_end = offset + sum(blob_lengths)
-        if blobs_end > size or not _utf8_strings(data[offset:blobs_end], blob_lengths):
-            return None
-        offset = blobs_end
-    if shape.text_body:
+    body = shape.body_tag
+    if body == _BYTES_BODY_TAG:
         if offset + 4 > size:
             return None
         offset += 4 + _U32.unpack_from(data, offset)[0]
+    elif body in (_MAP_BODY_TAG, _STREAM_BODY_TAG):
+        if offset + 4 > size:
+            return None
+        (count,) = _U32.unpack_from(data, offset)
+        offset += 4
+        if count > size - offset:
+            return None
+        if count and body == _MAP_BODY_TAG:
+            if offset + 4 * count > size:
+                return None
+            name_lengths = _lengths_struct(count).unpack_from(data, offset)
+            offset += 4 * count
+            names_end = offset + sum(name_lengths)
+            if names_end > size or not _map_names(data[offset:names_end], name_lengths):
+                return None
+            offset = names_end
+        if count:
+            offset = _values_end(data, data[offset : offset + count], offset + count, True)
+            if offset < 0:
+                return None
     if offset != size:
         return None
     return shape, lengths, destination
+
+
+def _values_end(data: bytes, tags: bytes, offset: int, body_types: bool) -> int:
+    """Where the values tagged ``tags`` end in ``data``, their columns starting at ``offset``,
+    when ``decode`` accepts them as they are (``_Reader.values``); -1 otherwise."""
+    size = len(data)
+    plan = _values_plan(tags, body_types)
+    if isinstance(plan, str) or offset > size:
+        return -1
+    columns_shape = _columns_shape(plan)
+    if offset + columns_shape.columns.size > size:
+        return -1
+    columns = columns_shape.columns.unpack_from(data, offset)
+    offset += columns_shape.columns.size
+    for column, low, high in columns_shape.ranges:
+        if not low <= columns[column] <= high:
+            return -1
+    for column in columns_shape.floats:
+        raw = columns[column]
+        if round_to_float32(raw) != raw and not math.isnan(raw):
+            return -1
+    blob_lengths = columns[plan.lengths_at :]
+    blobs_end = offset + sum(blob_lengths)
+    if blobs_end > size:
+        return -1
+    if columns_shape.bytes_blobs:  # byte arrays among the blobs: only the Strings are UTF-8
+        for blob, length in enumerate(blob_lengths):
+            if blob not in columns_shape.bytes_blobs and not _utf8_strings(
+                data[offset : offset + length], (length,)
+            ):
+                return -1
+            offset += length
+    elif not _utf8_strings(data[offset:blobs_end], blob_lengths):
+        return -1
+    return blobs_end
+
+
+@functools.lru_cache(maxsize=1024)
+def _map_names(names: bytes, lengths: tuple[int, ...]) -> bool:
+    """Whether these map entry names are what ``decode`` takes: UTF-8, none empty, distinct."""
+    return (
+        _utf8_strings(names, lengths)
+        and 0 not in lengths
+        and len(
+            {
+                names[start:end]
+                for start, end in itertools.pairwise(itertools.accumulate(lengths, initial=0))
+            }
+        )
+        == len(lengths)
+    )
 
 
 def _utf8_strings(joined: bytes, lengths: Sequence[int]) -> bool:
@@ -867,7 +925,7 @@ class _Shape(NamedTuple):
     destination_kind: int
     property_count: int
     delivery_mode: int
-    text_body: bool
+    body_tag: int
     one_pass: bool
     has_message_id: bool
     stamped_fields: bytes  # the small fields restamped: JMSRedelivered false, a JMSMessageID
@@ -896,11 +954,11 @@ def _shape(key: bytes) -> _Shape:
         destination_kind=destination_kind,
         property_count=property_count,
         delivery_mode=delivery_mode,
-        text_body=body_tag == 2,
+        body_tag=body_tag,
         one_pass=(
             # any size: whether the message holds its property count is checked message by message
             _fixed_header_problem(fields, 2**32) is None
-            and body_tag <= 2  # a map, stream or object body holds values of its own
+            and body_tag != _OBJECT_BODY_TAG  # a serialized object: decode reads it
             and not bits & ~_FAST_BITS
             and bool(bits & _HAS_DESTINATION)
             and destination_kind <= 1  # not a temporary destination
@@ -957,25 +1015,32 @@ _JMSX_TAGS: Final[dict[type, int]] = {str: _STRING, Int: _INT, Long: _LONG}
 
 
 class _ColumnsShape(NamedTuple):
-    """How ``check_encoded`` checks a property plan's columns: their struct, the integer
-    columns with their ranges (a long's int64 needs none) and the float columns."""
+    """How ``check_encoded`` checks a plan's columns: their struct, the integer columns with
+    their ranges (a long's int64 needs none), the float columns, and which blobs are byte
+    arrays (the others are Strings)."""
 
     columns: struct.Struct
     ranges: tuple[tuple[int, int, int], ...]
     floats: tuple[int, ...]
+    bytes_blobs: frozenset[int]
 
 
 @functools.lru_cache(maxsize=2048)
 def _columns_shape(plan: _ValuesPlan) -> _ColumnsShape:
     ranges = []
     floats = []
+    bytes_blobs = set()
     for source, build in plan.steps:
         bounds = _BUILDER_RANGES.get(build)
         if bounds is not None:
             ranges.append((source, *bounds))
         elif build is _build_float:
             floats.append(source)
-    return _ColumnsShape(struct.Struct(plan.layout), tuple(ranges), tuple(floats))
+        elif build is _build_bytes:
+            bytes_blobs.add(source - plan.lengths_at)
+    return _ColumnsShape(
+        struct.Struct(plan.layout), tuple(ranges), tuple(floats), frozenset(bytes_blobs)
+    )
 
 
 def _decode_no_body(reader: _Reader, message: Any) -> None:
