@@ -20,6 +20,7 @@ from jms.message import (
     BytesMessage,
     DeliveryMode,
     Destination,
+    MapMessage,
     Message,
     Queue,
     TemporaryQueue,
@@ -47,6 +48,14 @@ _PROPERTY_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
     "double": ("set_double_property", st.floats(allow_nan=True, allow_infinity=True)),
     "String": ("set_string_property", utf8_strings),
 }
+# Java type -> (MapMessage setter, values): a map body's entries.
+_MAP_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+    **{
+        kind: (setter.removesuffix("_property"), values)
+        for kind, (setter, values) in _PROPERTY_KINDS.items()
+    },
+    "byte[]": ("set_bytes", st.binary(max_size=8)),
+}
 _NAMES = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,5}", fullmatch=True).filter(
     lambda name: property_name_error(name) is None and not name.startswith("JMS")
 )
@@ -59,8 +68,11 @@ _TIMES = st.integers(*LONG_RANGE)
 @st.composite
 def _one_shape(draw: st.DrawFn) -> list[Message]:
     """Messages that share a shape: one body class, the same optional headers present, the same
-    property names and types in the same order; every value drawn apart."""
-    text_body = draw(st.booleans())
+    property names and types in the same order (and map entry names and types, for a map body);
+    every value drawn apart."""
+    body = draw(st.sampled_from(["text", "bytes", "map"]))
+    entry_names = draw(st.lists(utf8_strings.filter(bool), unique=True, max_size=4))
+    entry_kinds = [draw(st.sampled_from(sorted(_MAP_KINDS))) for _ in entry_names]
     headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
     names = draw(st.lists(_NAMES, unique=True, max_size=4))
     kinds = [draw(st.sampled_from(sorted(_PROPERTY_KINDS))) for _ in names]
@@ -73,11 +85,16 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
     messages: list[Message] = []
     for _ in range(draw(st.integers(1, 6))):
         message: Message
-        if text_body:
+        if body == "text":
             message = TextMessage(draw(utf8_strings))
-        else:
+        elif body == "bytes":
             message = BytesMessage()
             message.write_bytes(draw(st.binary(max_size=12)))
+        else:
+            message = MapMessage()
+            for name, kind in zip(entry_names, entry_kinds, strict=True):
+                setter, values = _MAP_KINDS[kind]
+                getattr(message, setter)(name, draw(values))
         for header in headers:
             value = draw(utf8_strings)
             if header == "message_id":
@@ -467,3 +484,73 @@ def test_message_groups_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
+
+
+def test_map_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = []
+    for number in range(3):
+        message = MapMessage()
+        message.set_jms_destination(Queue("trades"))
+        message.set_string("symbol", "ACME")
+        message.set_double("price", 10.5 + number)
+        message.set_long("quantity", number)
+        message.set_bytes("raw", b"\x00\xff")
+        message.set_string("Straße", "Köln")
+        sent.append(message)
+    sent.append(MapMessage())  # no entries: another shape, not enough rows for two
+    sent[-1].set_jms_destination(Queue("trades"))
+    (batch,) = to_arrow(sent[:3]).to_batches()
+    expected = [encode(message) for message in sent[:3]]
+
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
+    (empty,) = to_arrow(sent[3:]).to_batches()
+    assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(empty) == [encode(sent[3])]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, value_record("char", string="c"), value_record("float", double=0.5)],
+)
+def test_a_map_value_the_columns_cannot_hold_sends_the_rows_the_general_way(value: Any) -> None:
+    """A null, a char or a float among a map body's values: the general path encodes it."""
+    message = MapMessage()
+    message.set_jms_destination(Queue("q"))
+    message.set_string("a", "x")
+    rows = to_arrow([message, message]).to_pylist()
+    for row in rows:
+        row["map"] = [*row["map"], ("b", value)]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    assert outgoing.encoded(batch) == _general(outgoing, batch)
+
+
+def test_a_map_entry_with_an_empty_name_is_refused_as_the_general_path_refuses_it() -> None:
+    message = MapMessage()
+    message.set_jms_destination(Queue("q"))
+    message.set_string("a", "x")
+    rows = to_arrow([message, message]).to_pylist()
+    for row in rows:
+        row["map"] = [("", value_record("String", string="y"))]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="non-empty"):
+        outgoing.encoded(batch)
+
+
+def test_rows_that_are_not_maps_but_hold_a_map_are_refused_as_the_general_path_refuses_them() -> (
+    None
+):
+    rows = to_arrow(_sample()).to_pylist()
+    for row in rows:
+        row["map"] = [("a", value_record("String", string="x"))]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(_sample()).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="a 'text' message has no 'map' body"):
+        outgoing.encoded(batch)

@@ -14,15 +14,17 @@ encoded, and put back in their places) when its shapes hold ``ROWS_PER_SHAPE`` r
 average: messages whose properties differ from row to row (an optional property, a property
 column with nulls) are the common case of that.
 
-The shape taken: every body a non-null text or every body bytes; each of message ID,
-correlation ID and type present in every row or in none; no correlation ID bytes, reply-to,
-delivery count, Map, Stream or Object body; every row's properties the same names (valid and
-distinct; a JMSX one of the type the spec gives it, not JMSXDeliveryCount) with the same types
-(boolean, byte, short, int, long, double or String), in the same order. Every value is checked as ``from_arrow`` checks it (priorities 0-9, delivery mode
-names, integer ranges, a destination that parses), in bulk. Any other batch (or a shape of it)
-gives None, and the caller takes the general path, ``from_arrow`` and ``encode``, which gives
-the same bytes or ``from_arrow``'s own refusal: this module never words one. Property tests
-hold the two paths to the same bytes.
+The shape taken: every body a non-null text, every body bytes, or every body a map whose
+entries have the same names (non-empty, distinct) and types (those of a property or byte[]; no
+null, char or float value) in the same order; each of message ID, correlation ID and type
+present in every row or in none; no correlation ID bytes, reply-to, delivery count, Stream or
+Object body; every row's properties the same names (valid and distinct; a JMSX one of the type
+the spec gives it, not JMSXDeliveryCount) with the same types (boolean, byte, short, int, long,
+double or String), in the same order. Every value is checked as ``from_arrow`` checks it
+(priorities 0-9, delivery mode names, integer ranges, a destination that parses), in bulk. Any
+other batch (or a shape of it) gives None, and the caller takes the general path, ``from_arrow``
+and ``encode``, which gives the same bytes or ``from_arrow``'s own refusal: this module never
+words one. Property tests hold the two paths to the same bytes.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from jms.errors import JMSException
 from jms.message import Destination
 from jms.message.codec import (
     _BYTE,
+    _BYTES,
     _DESTINATION_TAG,
     _DOUBLE,
     _FALSE,
@@ -86,6 +89,7 @@ assert _HEADER.itemsize == _FIXED.size
 
 _TEXT_BODY: Final = 1
 _BYTES_BODY: Final = 2
+_MAP_BODY: Final = 3
 _MODES: Final = {"NON_PERSISTENT": 1, "PERSISTENT": 2}
 # Java type -> (value field, codec tag); booleans are tagged by their value.
 _PROPERTY_KINDS: Final = {
@@ -98,7 +102,10 @@ _PROPERTY_KINDS: Final = {
     "String": ("string", _STRING),
 }
 _RANGES: Final = {_BYTE: BYTE_RANGE, _SHORT: SHORT_RANGE, _INT: INT_RANGE}
+# A map body's values may be byte arrays too (a body value's ``bytes`` field).
+_MAP_VALUE_KINDS: Final = {**_PROPERTY_KINDS, "byte[]": ("bytes", _BYTES)}
 _VALUE_FIELDS: Final = ("boolean", "long", "double", "string")
+_MAP_VALUE_FIELDS: Final = (*_VALUE_FIELDS, "bytes")
 # The JMSX properties a row's properties may hold, each with the Java type it must have
 # (JMSXDeliveryCount has a column of its own: ``from_arrow`` refuses it among the properties).
 _JMSX_TYPES: Final = {
@@ -106,7 +113,7 @@ _JMSX_TYPES: Final = {
     for name, required in JMSX_PROPERTY_TYPES.items()
     if name != "JMSXDeliveryCount"
 }
-_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "reply_to", "delivery_count", "map", "stream")
+_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "reply_to", "delivery_count", "stream")
 
 
 class _OtherShape(Exception):
@@ -147,18 +154,25 @@ def _shapes(batch: pa.RecordBatch) -> tuple[np.ndarray, int]:
         pc.is_valid(column(name)).to_numpy(zero_copy_only=False).astype(np.int64) << bit
         for bit, name in enumerate(("message_id", "correlation_id", "type", "text"))
     )
-    properties = column("properties")
-    # The offsets of a slice point into the whole of its entries (``values``).
-    entries = properties.values
-    named = pc.binary_join_element_wise(
-        entries.field("key"), entries.field("value").field("type"), "\x00"
-    )
-    names = pc.binary_join(pa.ListArray.from_arrays(properties.offsets, named), "\x01")
     key = pc.binary_join_element_wise(
-        column("body_type").fill_null(""), pa.array(present).cast(pa.string()), names, "\x02"
+        column("body_type").fill_null(""),
+        pa.array(present).cast(pa.string()),
+        _names_and_types(column("properties")),
+        _names_and_types(column("map")),
+        "\x02",
     )
     shapes = pc.dictionary_encode(key)
     return shapes.indices.to_numpy(zero_copy_only=False), len(shapes.dictionary)
+
+
+def _names_and_types(column: pa.Array) -> pa.Array:
+    """Per row, the names and value types of a map column's entries, in order, as one string."""
+    # The offsets of a slice point into the whole of its entries (``values``).
+    entries = column.values
+    named = pc.binary_join_element_wise(
+        entries.field("key"), entries.field("value").field("type").fill_null("null"), "\x00"
+    )
+    return pc.binary_join(pa.ListArray.from_arrays(column.offsets, named), "\x01").fill_null("")
 
 
 def _all(condition: pa.Array) -> bool:
@@ -205,7 +219,13 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
         body = _BYTES_BODY
         if column("text").null_count != rows:
             raise _OtherShape
+    elif _all(pc.equal(body_types, "map")):
+        body = _MAP_BODY
+        if column("text").null_count != rows or column("bytes").null_count != rows:
+            raise _OtherShape
     else:
+        raise _OtherShape
+    if body != _MAP_BODY and column("map").null_count != rows:
         raise _OtherShape
     if column("object").null_count != rows or any(
         column(name).null_count != rows for name in _ABSENT_COLUMNS
@@ -246,7 +266,7 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
         texts = _binary(column("text"))
         strings.append(texts)
         lengths.append(_lengths(texts))
-    properties = _Properties(column("properties"), rows)
+    properties = _Entries(column("properties"), rows, map_body=False)
     for name in properties.names:
         lengths.append(len(name))
     if properties.names:
@@ -273,6 +293,11 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     if body == _BYTES_BODY:
         data = _binary(column("bytes")).fill_null(b"")
         parts += [_fixed_width(_lengths(data).astype(">u4").view(np.dtype([("l", ">u4")]))), data]
+    elif body == _MAP_BODY:
+        entries = _Entries(column("map"), rows, map_body=True)
+        # The entry count, the names' lengths and the names, the same in every row.
+        head = np.array([len(entries.names), *map(len, entries.names)], ">u4").tobytes()
+        parts += [pa.scalar(head + b"".join(entries.names), pa.large_binary()), *entries.parts()]
     joined = pc.binary_join_element_wise(*parts, pa.scalar(b"", pa.large_binary()))
     return joined.to_pylist()  # type: ignore[no-any-return]
 
@@ -308,15 +333,15 @@ def _destinations(
     return kinds[indices], names.take(pa.array(indices))
 
 
-class _Properties:
-    """Every row's properties, when they share names and types: the names (UTF-8), and the
-    parts of each row's value columns (tags, integers, doubles, String lengths, then the
-    Strings)."""
+class _Entries:
+    """Every row's properties, or map body entries (``map_body``), when they share names and
+    types: the names (UTF-8), and the parts of each row's value columns (tags, integers,
+    doubles, the lengths of the Strings and byte arrays, then those)."""
 
-    def __init__(self, properties: pa.Array, rows: int) -> None:
-        if properties.null_count or properties.offset:
+    def __init__(self, entries: pa.Array, rows: int, *, map_body: bool) -> None:
+        if entries.null_count or entries.offset:
             raise _OtherShape
-        offsets = properties.offsets.to_numpy()
+        offsets = entries.offsets.to_numpy()
         count = int(offsets[1] - offsets[0])
         if not np.array_equal(offsets, np.arange(rows + 1) * count):
             raise _OtherShape
@@ -326,9 +351,9 @@ class _Properties:
         self._values: list[pa.Array] = []
         if not count:
             return
-        keys, records = properties.keys, properties.items
+        keys, records = entries.keys, entries.items
         if records.null_count:
-            raise _OtherShape
+            raise _OtherShape  # a null map value: the general path
         first_keys = keys.slice(0, count).to_pylist()
         type_names = records.field("type")
         first_types = type_names.slice(0, count).to_pylist()
@@ -338,21 +363,28 @@ class _Properties:
             and _all(pc.equal(type_names, pa.array(first_types).take(repeated)))
         ):
             raise _OtherShape
+        kinds = _MAP_VALUE_KINDS if map_body else _PROPERTY_KINDS
         if len(set(first_keys)) != count or any(
+            type_name not in kinds for type_name in first_types
+        ):
+            raise _OtherShape
+        if map_body:
+            if "" in first_keys:
+                raise _OtherShape
+        elif any(
             property_name_error(name) is not None
             or (name.startswith("JMSX") and _JMSX_TYPES.get(name) != type_name)
             for name, type_name in zip(first_keys, first_types, strict=True)
         ):
             raise _OtherShape
-        if any(type_name not in _PROPERTY_KINDS for type_name in first_types):
-            raise _OtherShape
         # Exactly the field of its type set in every record (from_arrow refuses more or fewer).
-        set_fields = sum(len(records) - records.field(name).null_count for name in _VALUE_FIELDS)
+        fields = _MAP_VALUE_FIELDS if map_body else _VALUE_FIELDS
+        set_fields = sum(len(records) - records.field(name).null_count for name in fields)
         if set_fields != len(records):
             raise _OtherShape
         self.names = [name.encode("utf-8", "surrogatepass") for name in first_keys]
-        self._kinds = [_PROPERTY_KINDS[type_name] for type_name in first_types]
-        # Each property's values, from its value field, every row's in turn.
+        self._kinds = [kinds[type_name] for type_name in first_types]
+        # Each entry's values, from its value field, every row's in turn.
         self._values = [
             records.field(field).take(pa.array(np.arange(position, rows * count, count)))
             for position, (field, _) in enumerate(self._kinds)
@@ -368,8 +400,8 @@ class _Properties:
 
     def parts(self) -> list[pa.Array]:
         """The rows' value columns (``codec._encode_values``): tags, then integers as int64,
-        doubles as float64, String lengths as uint32, in one fixed-width part; then each
-        String."""
+        doubles as float64, the lengths of Strings and byte arrays as uint32, in one
+        fixed-width part; then each String or byte array."""
         if not self._count:
             return []
         tags, integers, doubles, strings = [], [], [], []
@@ -382,7 +414,7 @@ class _Properties:
                 integers.append(values.to_numpy(zero_copy_only=False))
             elif field == "double":
                 doubles.append(values.to_numpy(zero_copy_only=False))
-            elif field == "string":
+            elif field in ("string", "bytes"):
                 strings.append(_binary(values))
         layout = [
             *((f"t{i}", "u1") for i in range(len(tags))),

@@ -369,7 +369,7 @@ def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch |
             rows, [batch.column(name) for name in names], names, type_names
         ),
         **{
-            name: pa.nulls(rows)
+            name: pa.nulls(rows, MESSAGE_ARROW_SCHEMA.field(name).type)
             for name in ("correlation_id_bytes", "delivery_count", "map", "stream", "object")
         },
     }
