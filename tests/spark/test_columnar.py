@@ -32,7 +32,15 @@ from jms.spark.columnar import encoded_to_arrow
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, to_arrow
 from jms.types import Byte, Char, Double, Float, Int, Long, Short
 from tests.spark.spark_strategies import spark_messages, utf8_strings
-from tests.strategies import java_doubles, java_floats, java_ints, java_longs
+from tests.strategies import (
+    java_bytes,
+    java_chars,
+    java_doubles,
+    java_floats,
+    java_ints,
+    java_longs,
+    java_shorts,
+)
 from tests.strategies import messages as any_messages
 
 # The bulk path is what these tests are for; most of their batches are smaller than the size from
@@ -147,6 +155,27 @@ def _map_message() -> MapMessage:
     return message
 
 
+def _map_of_every_type() -> MapMessage:
+    """A map the loop reads: a value of each type a map holds but null and char."""
+    message = MapMessage()
+    message.set_jms_destination(Queue("trades"))
+    for name, value in {
+        "flag": True,
+        "b": Byte(-128),
+        "s": Short(32767),
+        "i": Int(-(2**31)),
+        "l": Long(2**63 - 1),
+        "f": Float(0.5),
+        "d": Double(float("nan")),
+        "Straße": "Köln",
+        "raw": b"\x00\xff",
+        "": None,
+    }.items():
+        if name:
+            message.set_object(name, value)
+    return message
+
+
 def _stream_message() -> StreamMessage:
     message = StreamMessage()
     for value in (Byte(-1), None, b"\x00", Float(float("nan")), "s"):
@@ -189,6 +218,7 @@ def _every_kind() -> list[Message]:
         ObjectMessage({"order": [1, 2]}),
         MapMessage(),
         _map_message(),
+        _map_of_every_type(),
         StreamMessage(),
         _stream_message(),
     ]
@@ -226,6 +256,52 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages=_one_shape())
 def test_a_batch_of_one_shape_converts_as_to_arrow_does(messages: list[Message]) -> None:
+    _assert_same_as_reference([encode(message) for message in messages])
+
+
+_MAP_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "boolean": st.booleans(),
+    "byte": java_bytes,
+    "short": java_shorts,
+    "int": java_ints,
+    "long": java_longs,
+    "float": java_floats,
+    "double": java_doubles,
+    "String": utf8_strings,
+    "byte[]": st.binary(max_size=8),
+}
+
+
+@st.composite
+def _maps_of_a_few_shapes(draw: st.DrawFn) -> list[Message]:
+    """MapMessages of one or two entry shapes (names and types), interleaved, values drawn, some
+    of them with a null or char value (the general path's) or no entries at all."""
+    shapes = [
+        draw(
+            st.lists(
+                st.tuples(utf8_strings.filter(bool), st.sampled_from(sorted(_MAP_VALUES))),
+                max_size=5,
+                unique_by=lambda entry: entry[0],
+            )
+        )
+        for _ in range(draw(st.integers(1, 2)))
+    ]
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(1, 8))):
+        message = MapMessage()
+        for name, type_name in draw(st.sampled_from(shapes)):
+            message.set_object(name, draw(_MAP_VALUES[type_name]))
+        if draw(st.integers(0, 9)) == 0:
+            message.set_object("odd", draw(st.none() | java_chars))
+        message.set_jms_destination(Queue("trades"))
+        message.set_long_property("n", draw(java_longs))
+        messages.append(message)
+    return messages
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=_maps_of_a_few_shapes())
+def test_map_bodies_convert_as_to_arrow_does(messages: list[Message]) -> None:
     _assert_same_as_reference([encode(message) for message in messages])
 
 
@@ -276,12 +352,19 @@ def test_the_delivery_count_has_its_own_column() -> None:
     assert [name for name, _ in row["properties"]] == ["count", "color", "price"]
 
 
-def test_text_bytes_object_and_plain_messages_never_go_through_decode(
+def test_text_bytes_object_map_and_plain_messages_never_go_through_decode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The common shapes are read by the loop, not by decode (which builds Message objects)."""
+    """The common shapes are read by the loop, not by decode (which builds Message objects):
+    every kind but a Stream body, or a Map body with a null or char value."""
     messages = [
-        message for message in _every_kind() if not isinstance(message, MapMessage | StreamMessage)
+        message
+        for message in _every_kind()
+        if not isinstance(message, StreamMessage)
+        and not (
+            isinstance(message, MapMessage)
+            and any(value is None or isinstance(value, Char) for value in message._map.values())
+        )
     ]
     expected = _reference([encode(message) for message in messages])
 
@@ -349,6 +432,13 @@ def _with_properties(**values: Any) -> Message:
     return message
 
 
+def _map_with(**values: Any) -> MapMessage:
+    message = MapMessage()
+    for name, value in values.items():
+        message.set_object(name, value)
+    return message
+
+
 def _with_text_to(name: str) -> TextMessage:
     message = TextMessage("x")
     message.set_jms_destination(Queue(name))
@@ -412,6 +502,34 @@ def _with_text_to(name: str) -> TextMessage:
             _forged(lambda data: data.append(0), TextMessage("x")),
             "1 unexpected bytes after the body",
         ),
+        (
+            _forged(
+                _replace(struct.pack(">q", 100), struct.pack(">q", 300)), _map_with(b=Byte(100))
+            ),
+            "300 is out of range for Byte",
+        ),
+        (
+            _forged(
+                _replace(struct.pack(">d", 0.5), struct.pack(">d", 0.1)), _map_with(f=Float(0.5))
+            ),
+            "0.1 is not a 32-bit float",
+        ),
+        (
+            _forged(_replace(b"blue", b"bl\xffe"), _map_with(color="blue", raw=b"\xff")),
+            "codec can't decode byte 0xff",
+        ),
+        (
+            _forged(_replace(b"aaab", b"aaaa"), _map_with(aa=Int(1), ab=Int(2))),
+            "a map entry name is empty or appears twice",
+        ),
+        (
+            # lengths (1, 1) of "a" and "b" become (0, 2)
+            _forged(
+                _replace(b"\0\0\0\x01\0\0\0\x01ab", b"\0\0\0\0\0\0\0\x02ab"),
+                _map_with(a=Int(1), b=Int(2)),
+            ),
+            "a map entry name is empty or appears twice",
+        ),
     ],
     ids=[
         "byte-out-of-range",
@@ -424,6 +542,11 @@ def _with_text_to(name: str) -> TextMessage:
         "duplicate-property-name",
         "jmsx-property-of-the-wrong-type",
         "trailing-byte",
+        "byte-out-of-range-in-a-map",
+        "float-not-32-bit-in-a-map",
+        "invalid-utf8-in-a-map",
+        "duplicate-map-entry-name",
+        "empty-map-entry-name",
     ],
 )
 def test_a_forged_value_is_refused_with_decodes_reason(data: bytes, reason: str) -> None:

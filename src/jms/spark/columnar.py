@@ -28,16 +28,17 @@ import itertools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
 from jms.errors import MessageFormatException
-from jms.message import BytesMessage, Message, ObjectMessage, TextMessage
+from jms.message import BytesMessage, MapMessage, Message, ObjectMessage, TextMessage
 from jms.message.codec import (
     _BODY_CLASSES,
     _BYTE,
+    _BYTES,
     _DESTINATION_CLASSES,
     _DOUBLE,
     _FALSE,
@@ -97,13 +98,14 @@ _FEWEST_FOR_BULK: Final = 48
 
 _DELIVERY_COUNT: Final = "JMSXDeliveryCount"
 
-# Body tags the loop reads (a text travels in the string column); Map and Stream bodies take the
-# general path.
+# Body tags the loop reads (a text travels in the string column); Stream bodies take the general
+# path, and so do Map bodies with a null or char value.
 _TEXT_BODY: Final = _BODY_CLASSES.index(TextMessage)
 _BYTES_BODY: Final = _BODY_CLASSES.index(BytesMessage)
+_MAP_BODY: Final = _BODY_CLASSES.index(MapMessage)
 _OBJECT_BODY: Final = _BODY_CLASSES.index(ObjectMessage)
 _BODIES_READ: Final = frozenset(
-    {_BODY_CLASSES.index(Message), _TEXT_BODY, _BYTES_BODY, _OBJECT_BODY}
+    {_BODY_CLASSES.index(Message), _TEXT_BODY, _BYTES_BODY, _MAP_BODY, _OBJECT_BODY}
 )
 
 # The header strings in their order in the string column, by the column that shows them.
@@ -139,6 +141,13 @@ _FLOATING_TAGS: Final = (_FLOAT, _DOUBLE)
 
 _PROPERTIES_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("properties").type
 _PROPERTY_VALUE_FIELDS: Final = list(_PROPERTIES_TYPE.item_type)
+_MAP_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("map").type
+_MAP_VALUE_FIELDS: Final = list(_MAP_TYPE.item_type)
+# The tags a map value the loop reads may have: those of a property, or a byte array.
+_MAP_VALUE_TYPES: Final[dict[int, tuple[type, str]]] = {
+    **_PROPERTY_TYPES,
+    _BYTES: (bytes, "byte[]"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,86 @@ class _Row:
     payload_lengths_size: int
     entries: tuple[_Entry, ...]
     delivery_count_slot: int  # among the numbers; -1 without JMSXDeliveryCount
+
+
+@dataclass(frozen=True, slots=True)
+class _MapShape:
+    """The entry names and value tags of a map body: ``number`` is its place in the batch's list
+    of map shapes; ``entries`` read as the properties' do (a byte array's payload among the
+    String values, its place in ``binary``)."""
+
+    number: int
+    counts_and_lengths: bytes  # as they travel: the entry count, then the names' lengths
+    names: bytes
+    tags: bytes
+    numbers_at: int  # from the body's start: count, lengths, names and tags before the numbers
+    numbers_size: int
+    unpack_payload_lengths: Callable[[bytes, int], tuple[int, ...]]
+    payload_lengths_size: int
+    entries: tuple[_Entry, ...]
+    binary: tuple[bool, ...]
+
+
+def _entries(
+    names: list[str], tags: bytes, types: dict[int, tuple[type, str]]
+) -> tuple[list[_Entry], int, int]:
+    """The entries of values with these names and tags (``types`` names their Java types), how
+    many 8-byte numbers and how many Strings and byte arrays they have. Payload columns are in
+    the codec's order: integers, then floating values, then Strings and byte arrays."""
+    integers = [i for i, tag in enumerate(tags) if tag in _INTEGER_RANGES]
+    floating = [i for i, tag in enumerate(tags) if tag in _FLOATING_TAGS]
+    blobs = [i for i, tag in enumerate(tags) if tag in (_STRING, _BYTES)]
+    number_slot = {position: slot for slot, position in enumerate(integers + floating)}
+    blob_slot = {position: slot for slot, position in enumerate(blobs)}
+    entries = []
+    for position, (name, tag) in enumerate(zip(names, tags, strict=True)):
+        low, high = _INTEGER_RANGES.get(tag, LONG_RANGE)
+        entries.append(
+            _Entry(
+                name=name,
+                type_name=types[tag][1],
+                boolean=tag == _TRUE if tag in (_FALSE, _TRUE) else None,
+                integer_slot=number_slot[position] if tag in _INTEGER_RANGES else -1,
+                floating_slot=number_slot[position] if tag in _FLOATING_TAGS else -1,
+                string_slot=blob_slot.get(position, -1),
+                low=low,
+                high=high,
+                float32=tag == _FLOAT,
+            )
+        )
+    return entries, len(number_slot), len(blobs)
+
+
+def _map_shape(
+    number: int, counts_and_lengths: bytes, names: bytes, tags: bytes
+) -> _MapShape | None:
+    """The shape of map bodies with these entry names and tags, or None when the general path
+    must read them (names ``decode`` refuses or Spark cannot hold, a null or char value)."""
+    count = len(tags)
+    bounds = list(
+        itertools.accumulate(struct.unpack_from(f">{count}I", counts_and_lengths, 4), initial=0)
+    )
+    if bounds[-1] != len(names) or any(tag not in _MAP_VALUE_TYPES for tag in tags):
+        return None
+    try:  # Spark strings cannot hold a lone surrogate: such a name goes the general way
+        decoded = [names[start:end].decode("utf-8") for start, end in itertools.pairwise(bounds)]
+    except UnicodeDecodeError:
+        return None
+    if "" in decoded or len(set(decoded)) != count:
+        return None
+    entries, number_count, blob_count = _entries(decoded, tags, _MAP_VALUE_TYPES)
+    return _MapShape(
+        number=number,
+        counts_and_lengths=counts_and_lengths,
+        names=names,
+        tags=tags,
+        numbers_at=len(counts_and_lengths) + len(names) + count,
+        numbers_size=8 * number_count,
+        unpack_payload_lengths=struct.Struct(f">{blob_count}I").unpack_from,
+        payload_lengths_size=4 * blob_count,
+        entries=tuple(entries),
+        binary=tuple(tag == _BYTES for tag in tags),
+    )
 
 
 @dataclass(slots=True)
@@ -276,42 +365,21 @@ def _row(number: int, head: _Head, name_lengths: bytes, names: bytes, tags: byte
         decoded = _property_names(head, name_lengths, names, tags)
     except ValueError:
         return None
-    # Payload columns in the codec's order: integers, then floating values, then Strings.
-    integers = [i for i, tag in enumerate(tags) if tag in _INTEGER_RANGES]
-    floating = [i for i, tag in enumerate(tags) if tag in _FLOATING_TAGS]
-    strings = [i for i, tag in enumerate(tags) if tag == _STRING]
-    number_slot = {position: slot for slot, position in enumerate(integers + floating)}
-    string_slot = {position: slot for slot, position in enumerate(strings)}
-    entries = []
-    delivery_count_slot = -1
-    for position, (name, tag) in enumerate(zip(decoded, tags, strict=True)):
-        if name == _DELIVERY_COUNT:  # the JMSX type rules made it an int
-            delivery_count_slot = number_slot[position]
-            continue
-        low, high = _INTEGER_RANGES.get(tag, LONG_RANGE)
-        entries.append(
-            _Entry(
-                name=name,
-                type_name=_PROPERTY_TYPES[tag][1],
-                boolean=tag == _TRUE if tag in (_FALSE, _TRUE) else None,
-                integer_slot=number_slot[position] if tag in _INTEGER_RANGES else -1,
-                floating_slot=number_slot[position] if tag in _FLOATING_TAGS else -1,
-                string_slot=string_slot.get(position, -1),
-                low=low,
-                high=high,
-                float32=tag == _FLOAT,
-            )
-        )
+    entries, number_count, blob_count = _entries(decoded, tags, _PROPERTY_TYPES)
+    # The JMSX type rules made JMSXDeliveryCount an int; it has a column of its own.
+    delivery_count_slot = next(
+        (entry.integer_slot for entry in entries if entry.name == _DELIVERY_COUNT), -1
+    )
     return _Row(
         number=number,
         head=head,
         name_lengths=name_lengths,
         names=names,
         tags=tags,
-        numbers_size=8 * len(number_slot),
-        unpack_payload_lengths=struct.Struct(f">{len(strings)}I").unpack_from,
-        payload_lengths_size=4 * len(strings),
-        entries=tuple(entries),
+        numbers_size=8 * number_count,
+        unpack_payload_lengths=struct.Struct(f">{blob_count}I").unpack_from,
+        payload_lengths_size=4 * blob_count,
+        entries=tuple(entry for entry in entries if entry.name != _DELIVERY_COUNT),
         delivery_count_slot=delivery_count_slot,
     )
 
@@ -332,6 +400,10 @@ class _Scanned:
     string_lengths: list[int] = field(default_factory=list)
     correlation_bytes: dict[int, bytes] = field(default_factory=dict)  # by fast row
     general: list[tuple[int, Message]] = field(default_factory=list)
+    map_shapes: list[_MapShape] = field(default_factory=list)  # the batch's, by number
+    # Per fast row with a map body (by fast row): its map shape's number, where the body starts
+    # in the message, and the lengths of its String and byte array values.
+    maps: dict[int, tuple[int, int, tuple[int, ...]]] = field(default_factory=dict)
 
 
 def _find_row(
@@ -368,6 +440,8 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     add_message = scanned.messages.append
     add_lengths = scanned.string_lengths.extend
     last_shape = last_count = head = None
+    map_shapes: dict[tuple[bytes, bytes, bytes], _MapShape | None] = {}
+    last_map: _MapShape | None = None
     for index, data in enumerate(messages):
         if type(data) is bytes:
             try:
@@ -403,6 +477,30 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                         body = head.body
                         if body == _BYTES_BODY:
                             at += 4 + unpack_u32(data, at)[0]
+                        elif body == _MAP_BODY:
+                            body_at = at
+                            map_shape = last_map
+                            # As for properties: most maps have the shape of the one before.
+                            if not (
+                                map_shape is not None
+                                and data.startswith(map_shape.counts_and_lengths, at)
+                                and data.startswith(
+                                    map_shape.names, at + len(map_shape.counts_and_lengths)
+                                )
+                                and data.startswith(
+                                    map_shape.tags,
+                                    at + map_shape.numbers_at - len(map_shape.tags),
+                                )
+                            ):
+                                map_shape = last_map = _find_map_shape(
+                                    scanned, map_shapes, data, at
+                                )
+                            if map_shape is None:
+                                at = -1  # the general path reads it
+                            else:
+                                at += map_shape.numbers_at + map_shape.numbers_size
+                                map_payload = map_shape.unpack_payload_lengths(data, at)
+                                at += map_shape.payload_lengths_size + sum(map_payload)
                         elif body == _OBJECT_BODY:
                             present = data[at] if at < size else -1
                             if present == 1:
@@ -410,6 +508,12 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                             else:
                                 at += 1 if present == 0 else size  # else refused
                         if at == size:
+                            if body == _MAP_BODY:
+                                scanned.maps[len(scanned.shapes)] = (
+                                    map_shape.number,  # type: ignore[union-attr]
+                                    body_at,
+                                    map_payload,
+                                )
                             if head.correlation_bytes:
                                 scanned.correlation_bytes[len(scanned.shapes)] = data[
                                     strings_end + 4 : strings_end + 4 + correlation_length
@@ -428,6 +532,30 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
             return None
         scanned.general.append((index, message))
     return scanned
+
+
+def _find_map_shape(
+    scanned: _Scanned,
+    seen: dict[tuple[bytes, bytes, bytes], _MapShape | None],
+    data: bytes,
+    at: int,
+) -> _MapShape | None:
+    """The shape of the map body at ``at``: remembered, or made and validated; None when the
+    general path must read it."""
+    (count,) = _U32.unpack_from(data, at)
+    lengths_end = at + 4 + 4 * count
+    if count > _MOST_PROPERTIES_READ or lengths_end > len(data):
+        return None
+    names_end = lengths_end + sum(struct.unpack_from(f">{count}I", data, at + 4))
+    key = (data[at:lengths_end], data[lengths_end:names_end], data[names_end : names_end + count])
+    if len(key[2]) != count:
+        return None
+    found = seen.get(key, _UNSEEN)
+    if found is _UNSEEN:
+        found = seen[key] = _map_shape(len(scanned.map_shapes), *key)
+        if found is not None:
+            scanned.map_shapes.append(found)
+    return found  # type: ignore[return-value]
 
 
 class _GeneralPath(Exception):
@@ -471,6 +599,64 @@ def _gather(
         return spans.take(indices).cast(arrow_type)
     except pa.ArrowInvalid:
         raise _GeneralPath from None
+
+
+def _numbers(
+    words: np.ndarray, first: np.ndarray, slots: np.ndarray, absent: np.ndarray
+) -> np.ndarray:
+    """The payloads at ``slots`` after ``first`` among ``words`` (integers or floating); 0 where
+    ``absent``."""
+    if absent.all():
+        return np.zeros(len(slots), dtype=words.dtype)
+    return np.where(absent, 0, words[np.where(absent, 0, first + slots)])
+
+
+class _EntryValues(NamedTuple):
+    """The columns of a map of entries (properties, a map body) but its Strings and byte arrays:
+    ``payload_slots`` says which of its row's those each entry has (-1: none)."""
+
+    names: pa.Array
+    items: list[pa.Array]  # type, boolean, long, double
+    payload_slots: np.ndarray
+
+
+def _entry_values(
+    entries: list[_Entry],
+    kind: np.ndarray,
+    first_number: np.ndarray,
+    integers: np.ndarray,
+    floating: np.ndarray,
+) -> _EntryValues:
+    """The values of entries each of which is ``entries[kind[i]]``, its numbers from
+    ``first_number[i]`` on in ``integers`` and ``floating``: ``_GeneralPath`` unless every
+    integer is in its type's range and every float a 32-bit float."""
+
+    def per_entry(name: str, dtype: Any = np.int64) -> np.ndarray:
+        return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[kind]
+
+    kinds = pa.array(kind, type=pa.int64())
+    integer_slots = per_entry("integer_slot")
+    not_integer = integer_slots < 0
+    longs = _numbers(integers, first_number, integer_slots, not_integer)
+    if ((longs < per_entry("low")) | (longs > per_entry("high"))).any():
+        raise _GeneralPath
+    floating_slots = per_entry("floating_slot")
+    not_floating = floating_slots < 0
+    doubles = _numbers(floating, first_number, floating_slots, not_floating)
+    with np.errstate(over="ignore"):
+        rounded = doubles.astype(np.float32).astype(np.float64)
+    if (per_entry("float32", np.bool_) & (rounded != doubles) & ~np.isnan(doubles)).any():
+        raise _GeneralPath
+    return _EntryValues(
+        names=pa.array([entry.name for entry in entries], type=pa.string()).take(kinds),
+        items=[
+            pa.array([entry.type_name for entry in entries], type=pa.string()).take(kinds),
+            pa.array([entry.boolean for entry in entries], type=pa.bool_()).take(kinds),
+            pa.array(longs, type=pa.int64(), mask=not_integer),
+            pa.array(doubles, type=pa.float64(), mask=not_floating),
+        ],
+        payload_slots=per_entry("string_slot"),
+    )
 
 
 class _Columns:
@@ -534,9 +720,7 @@ class _Columns:
     ) -> np.ndarray:
         """The payloads at ``slots`` among the numbers of ``rows``, from ``words`` (integers or
         floating); 0 where ``absent``."""
-        if absent.all():
-            return np.zeros(len(slots), dtype=words.dtype)
-        return np.where(absent, 0, words[np.where(absent, 0, self.first_number[rows] + slots)])
+        return _numbers(words, self.first_number[rows], slots, absent)
 
     def header_string(self, column: str) -> pa.Array:
         """A header String column (``text`` included), null where the header is not set."""
@@ -589,49 +773,100 @@ class _Columns:
             _bases(shape_counts)[self.shapes] - offsets[:-1], entry_counts
         ) + np.arange(total)
 
-        def per_entry(name: str, dtype: Any = np.int64) -> np.ndarray:
-            return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[entry_kind]
-
-        kinds = pa.array(entry_kind, type=pa.int64())
-        names = pa.array([entry.name for entry in entries], type=pa.string()).take(kinds)
-        type_names = pa.array([entry.type_name for entry in entries], type=pa.string()).take(kinds)
-        booleans = pa.array([entry.boolean for entry in entries], type=pa.bool_()).take(kinds)
-
-        integer_slots = per_entry("integer_slot")
-        not_integer = integer_slots < 0
-        longs = self.numbers(self.integers, entry_row, integer_slots, not_integer)
-        if ((longs < per_entry("low")) | (longs > per_entry("high"))).any():
-            raise _GeneralPath
-
-        floating_slots = per_entry("floating_slot")
-        not_floating = floating_slots < 0
-        doubles = self.numbers(self.floating, entry_row, floating_slots, not_floating)
-        with np.errstate(over="ignore"):
-            rounded = doubles.astype(np.float32).astype(np.float64)
-        if (per_entry("float32", np.bool_) & (rounded != doubles) & ~np.isnan(doubles)).any():
-            raise _GeneralPath
-
-        string_slots = per_entry("string_slot")
-        not_string = string_slots < 0
+        values = _entry_values(
+            entries, entry_kind, self.first_number[entry_row], self.integers, self.floating
+        )
+        not_string = values.payload_slots < 0
         texts = (
             pa.nulls(total, pa.string())
             if not_string.all()
             else _gather(
-                self.strings, self.first_value[entry_row] + string_slots, not_string, pa.string()
+                self.strings,
+                self.first_value[entry_row] + values.payload_slots,
+                not_string,
+                pa.string(),
             )
         )
         items = pa.StructArray.from_arrays(
-            [
-                type_names,
-                booleans,
-                pa.array(longs, type=pa.int64(), mask=not_integer),
-                pa.array(doubles, type=pa.float64(), mask=not_floating),
-                texts,
-            ],
+            [*values.items, texts],
             fields=_PROPERTY_VALUE_FIELDS,
         )
         return pa.MapArray.from_arrays(
-            pa.array(offsets.astype(np.int32)), names, items, type=_PROPERTIES_TYPE
+            pa.array(offsets.astype(np.int32)), values.names, items, type=_PROPERTIES_TYPE
+        )
+
+    def map_body(self) -> pa.Array:
+        """``map``: null but for the map bodies, every integer in its type's range, every float
+        a 32-bit float, every String UTF-8."""
+        maps = self.scanned.maps
+        if not maps:
+            return pa.nulls(self.count, _MAP_TYPE)
+        shapes = self.scanned.map_shapes
+        size = len(maps)
+        rows = np.fromiter(maps, np.int64, size)
+        shape = np.fromiter((found[0] for found in maps.values()), np.intp, size)
+
+        def per_map(attribute: Callable[[_MapShape], int]) -> np.ndarray:
+            return np.asarray([attribute(entries) for entries in shapes], np.int64)[shape]
+
+        body_at = np.fromiter((found[1] for found in maps.values()), np.int64, size)
+        numbers_at = self.starts[rows] + body_at + per_map(lambda entries: entries.numbers_at)
+        numbers_size = per_map(lambda entries: entries.numbers_size)
+        words = _joined(self.whole, numbers_at, numbers_at + numbers_size)
+        integers = words.view(">i8").astype(np.int64)
+        floating = words.view(">f8").astype(np.float64)
+        first_number = _bases(numbers_size // 8)
+        # The String and byte array values: after the numbers and their lengths.
+        payload_count = per_map(lambda entries: entries.payload_lengths_size // 4)
+        payload = np.fromiter(
+            itertools.chain.from_iterable(found[2] for found in maps.values()), np.int64
+        )
+        first_payload = _bases(payload_count)
+        sums = np.zeros(len(payload) + 1, dtype=np.int64)
+        np.cumsum(payload, out=sums[1:])
+        map_of_payload = np.repeat(np.arange(size), payload_count)
+        payload_starts = (numbers_at + numbers_size + 4 * payload_count - sums[first_payload])[
+            map_of_payload
+        ] + sums[:-1]
+        spans = _spans(self.whole, payload_starts, payload_starts + payload)
+
+        entries = [entry for entries in shapes for entry in entries.entries]
+        binary = np.asarray([flag for entries in shapes for flag in entries.binary], np.bool_)
+        shape_counts = np.asarray([len(entries.entries) for entries in shapes], np.int64)
+        entry_counts = shape_counts[shape]
+        total = int(entry_counts.sum())
+        entry_map = np.repeat(np.arange(size), entry_counts)
+        entry_kind = np.repeat(
+            _bases(shape_counts)[shape] - _bases(entry_counts), entry_counts
+        ) + np.arange(total)
+
+        values = _entry_values(entries, entry_kind, first_number[entry_map], integers, floating)
+        is_binary = binary[entry_kind]
+        at = first_payload[entry_map] + values.payload_slots
+        not_string = (values.payload_slots < 0) | is_binary
+        not_bytes = (values.payload_slots < 0) | ~is_binary
+        texts = (
+            pa.nulls(total, pa.string())
+            if not_string.all()
+            else _gather(spans, at, not_string, pa.string())
+        )
+        raw = (
+            pa.nulls(total, pa.binary())
+            if not_bytes.all()
+            else _gather(spans, at, not_bytes, pa.binary())
+        )
+        items = pa.StructArray.from_arrays(
+            [*values.items, texts, raw],
+            fields=_MAP_VALUE_FIELDS,
+        )
+        counts = np.zeros(self.count, dtype=np.int64)
+        counts[rows] = entry_counts
+        offsets = np.zeros(self.count + 1, dtype=np.int32)
+        np.cumsum(counts, out=offsets[1:])
+        absent = np.ones(self.count, dtype=np.bool_)
+        absent[rows] = False
+        return pa.MapArray.from_arrays(
+            pa.array(offsets), values.names, items, type=_MAP_TYPE, mask=pa.array(absent)
         )
 
     def delivery_count(self) -> pa.Array:
@@ -690,7 +925,7 @@ class _Columns:
             "body_type": self.per_row_arrow(lambda row: row.head.body_type, pa.string()),
             "text": self.header_string("text"),
             "bytes": bytes_body,
-            "map": pa.nulls(self.count, MESSAGE_ARROW_SCHEMA.field("map").type),
+            "map": self.map_body(),
             "stream": pa.nulls(self.count, MESSAGE_ARROW_SCHEMA.field("stream").type),
             "object": object_body,
         }
