@@ -16,8 +16,9 @@ dictionary look-up. Values are checked as ``decode`` checks them (integer ranges
 UTF-8, non-empty destination names) in bulk after the loop.
 
 ``decode`` is where untrusted bytes enter; this module must refuse what it refuses, in its words,
-so it never words a refusal itself. A message the loop does not read (a Map or Stream body, an
-unusual shape, anything malformed) goes through ``decode`` and ``to_arrow`` (the *general path*),
+so it never words a refusal itself. A message the loop does not read (a Stream body, a Map body
+with a null or char value, an unusual shape, anything malformed) goes through ``decode`` and
+``to_arrow`` (the *general path*),
 and a batch whose bulk checks fail is converted again on the general path, which raises the error
 ``decode`` or ``to_arrow`` gives, naming the index of the message in the batch.
 """
