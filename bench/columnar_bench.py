@@ -12,7 +12,9 @@ is the sink's direction: the same messages as ``MESSAGE_SCHEMA`` Arrow batches, 
 ``arrow_to_encoded`` (column by column) against ``from_arrow`` and ``encode`` (a message per row,
 what a sink task did). The third table does the same for rows of three shapes: the same
 messages with two optional properties (``color`` in every other message, ``price`` in three of
-four), which ``arrow_to_encoded`` encodes shape by shape.
+four), which ``arrow_to_encoded`` encodes shape by shape. The last two tables take both
+directions for MapMessages of five entries (a String, a double, a long, a boolean, a byte
+array).
 Run: ``python bench/columnar_bench.py [--messages 100000] [--repeat 3]``.
 """
 
@@ -27,7 +29,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from jms.message import Queue, TextMessage
+from jms.message import MapMessage, Queue, TextMessage
 from jms.message.codec import decode, encode
 from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.columnar import encoded_to_arrow
@@ -50,6 +52,25 @@ def encoded_messages(count: int, optional: bool = False) -> list[bytes]:
             message.set_string_property("color", ("blue", "red", "green")[number % 3])
         if not optional or number % 4 != 3:
             message.set_double_property("price", number / 100)
+        encoded.append(encode(message))
+    return encoded
+
+
+def map_messages(count: int) -> list[bytes]:
+    """MapMessages of a trade: five entries (a String, a double, a long, a boolean, a byte
+    array), a message ID, a timestamp, a destination and one int property."""
+    encoded = []
+    for number in range(count):
+        message = MapMessage()
+        message.set_string("symbol", ("ACME", "INIT", "GLOBEX")[number % 3])
+        message.set_double("price", 100 + number / 100)
+        message.set_long("quantity", number % 5000)
+        message.set_boolean("buy", number % 2 == 0)
+        message.set_bytes("venue", b"XNYS")
+        message.set_jms_message_id(f"ID:broker-1:42:1:{number}")
+        message.set_jms_timestamp(1_763_769_600_000 + number)
+        message.set_jms_destination(Queue("trades"))
+        message.set_int_property("desk", number % 7)
         encoded.append(encode(message))
     return encoded
 
@@ -90,6 +111,25 @@ def sliced(encoded: list[bytes], batch_size: int) -> list[list[bytes]]:
     return [encoded[start : start + batch_size] for start in range(0, len(encoded), batch_size)]
 
 
+def to_arrow_table(title: str, encoded: list[bytes], repeat: int) -> Table:
+    """``encoded_to_arrow`` against ``to_arrow(decode)`` on ``encoded``, in pages of each
+    size."""
+    sample = encoded[:1_000]
+    if not encoded_to_arrow(sample).equals(baseline(sample)):
+        raise SystemExit("encoded_to_arrow and the baseline disagree on the bench messages")
+    table = Table(title=title)
+    table.add_column("batch size", justify="right")
+    table.add_column("to_arrow(decode) msg/CPU-s", justify="right")
+    table.add_column("encoded_to_arrow msg/CPU-s", justify="right")
+    table.add_column("speed-up", justify="right")
+    for batch_size in BATCH_SIZES:
+        pages = sliced(encoded, batch_size)
+        slow = best_rate(baseline, pages, len(encoded), repeat)
+        fast = best_rate(encoded_to_arrow, pages, len(encoded), repeat)
+        table.add_row(f"{batch_size:,}", f"{slow:,.0f}", f"{fast:,.0f}", f"{fast / slow:.1f}x")
+    return table
+
+
 def to_bytes_table(title: str, encoded: list[bytes], repeat: int) -> Table:
     """``arrow_to_encoded`` against ``from_arrow`` and ``encode`` on ``encoded``'s messages as
     ``MESSAGE_SCHEMA`` batches of each size."""
@@ -114,25 +154,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args()
     encoded = encoded_messages(arguments.messages)
-    sample = encoded[:1_000]
-    if not encoded_to_arrow(sample).equals(baseline(sample)):
-        raise SystemExit("encoded_to_arrow and the baseline disagree on the bench messages")
-    table = Table(
-        title=f"codec bytes → Arrow: {arguments.messages:,} PERSISTENT 1 KiB TextMessages, "
-        "3 typed properties"
-    )
-    table.add_column("batch size", justify="right")
-    table.add_column("to_arrow(decode) msg/CPU-s", justify="right")
-    table.add_column("encoded_to_arrow msg/CPU-s", justify="right")
-    table.add_column("speed-up", justify="right")
     count = len(encoded)
-    for batch_size in BATCH_SIZES:
-        pages = sliced(encoded, batch_size)
-        slow = best_rate(baseline, pages, count, arguments.repeat)
-        fast = best_rate(encoded_to_arrow, pages, count, arguments.repeat)
-        table.add_row(f"{batch_size:,}", f"{slow:,.0f}", f"{fast:,.0f}", f"{fast / slow:.1f}x")
     console = Console()
-    console.print(table)
+    console.print(
+        to_arrow_table(
+            f"codec bytes → Arrow: {count:,} PERSISTENT 1 KiB TextMessages, 3 typed properties",
+            encoded,
+            arguments.repeat,
+        )
+    )
     console.print(
         to_bytes_table(
             "Arrow → codec bytes (a sink task's work), the same messages", encoded, arguments.repeat
@@ -144,6 +174,13 @@ def main() -> None:
             encoded_messages(arguments.messages, optional=True),
             arguments.repeat,
         )
+    )
+    maps = map_messages(arguments.messages)
+    console.print(
+        to_arrow_table("codec bytes → Arrow: MapMessages of five entries", maps, arguments.repeat)
+    )
+    console.print(
+        to_bytes_table("Arrow → codec bytes: the same MapMessages", maps, arguments.repeat)
     )
     decoding = best_rate(decode_only, sliced(encoded, BATCH_SIZES[-1]), count, arguments.repeat)
     console.print(
