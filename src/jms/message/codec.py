@@ -720,9 +720,9 @@ def check_encoded(data: bytes | bytearray | memoryview) -> EncodedFacts:
     exactly where ``decode`` raises one, with its reason.
 
     For a broker that keeps and delivers the bytes as they are, at about a third of a decode: a
-    message in the shape most messages have (no body, a text or bytes body; a queue or topic;
-    strings in any language; no correlation ID bytes, no JMSReplyTo) is checked in one pass
-    with no object built but its destination. Any other input -- including every invalid one --
+    message in the shape most messages have (any body but a serialized object; a queue or
+    topic; strings in any language; no correlation ID bytes, no JMSReplyTo) is checked in one
+    pass with no object built but its destination. Any other input -- including every invalid one --
     is decoded, so the answer and every error are ``decode``'s."""
     checked = _checked_in_one_pass(data)
     if checked is None:
