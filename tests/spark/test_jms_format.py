@@ -182,6 +182,54 @@ def test_message_schema_rows_may_leave_out_the_columns_they_never_use(
         assert copy.get_jms_type() == original.get_jms_type()
 
 
+def _varied(session: Session, queue: str, count: int) -> list[Message]:
+    """Messages unlike the bench's, each kind on a fast path of its own both ways: MapMessages,
+    texts beyond ASCII, message groups, an optional property (a batch of these is encoded shape
+    by shape)."""
+    producer = session.create_producer(Queue(queue))
+    sent = []
+    for number in range(count):
+        message: Message
+        if number % 4 == 0:
+            message = session.create_map_message()
+            message.set_string("symbol", ("ACME", "Größe", "東京")[number % 3])  # type: ignore[attr-defined]
+            message.set_double("price", number / 8)  # type: ignore[attr-defined]
+            message.set_bytes("raw", bytes([number % 256, 0xFF]))  # type: ignore[attr-defined]
+        elif number % 4 == 1:
+            message = session.create_text_message(f"Grüße {number}, 東京")
+        elif number % 4 == 2:
+            message = session.create_text_message(f"group {number}")
+            message.set_string_property("JMSXGroupID", f"g{number % 5}")
+            message.set_int_property("JMSXGroupSeq", number + 1)
+        else:
+            message = session.create_text_message(f"plain {number}")
+            if number % 8 == 3:
+                message.set_string_property("optional", "here")
+        message.set_long_property("n", Long(number))
+        producer.send(message)
+        sent.append(message)
+    return sent
+
+
+def test_messages_of_every_common_kind_cross_spark_both_ways(
+    jms_spark: SparkSession, broker_url: str, session: Session
+) -> None:
+    """Maps, texts in any language, message groups and optional properties, read in pages and
+    written back, arrive as they were sent (their IDs and timestamps new)."""
+    queue = _queue()
+    sent = _varied(session, queue, 640)
+    _read(jms_spark, broker_url, queue, minPartitions="2").write.format("jms").mode(
+        "append"
+    ).option("url", broker_url).option("destination", f"queue://{queue}.copy").save()
+    copies = list(session.create_browser(Queue(f"{queue}.copy")))
+    by_number = {m.get_long_property("n"): m for m in sent}
+    assert sorted(m.get_long_property("n") for m in copies) == sorted(by_number)
+    for copy in copies:
+        original = by_number[copy.get_long_property("n")]
+        assert type(copy) is type(original)
+        assert message_fingerprint(copy)[-2:] == message_fingerprint(original)[-2:]
+
+
 def _stream(
     spark: SparkSession, url: str, queue: str, output: Path, checkpoint: Path, **options: str
 ) -> Any:
