@@ -55,6 +55,7 @@ _MAP_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
         for kind, (setter, values) in _PROPERTY_KINDS.items()
     },
     "byte[]": ("set_bytes", st.binary(max_size=8)),
+    "null": ("set_object", st.none()),
 }
 _NAMES = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,5}", fullmatch=True).filter(
     lambda name: property_name_error(name) is None and not name.startswith("JMS")
@@ -496,6 +497,7 @@ def test_map_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> No
         message.set_long("quantity", number)
         message.set_bytes("raw", b"\x00\xff")
         message.set_string("Straße", "Köln")
+        message.set_object("nothing", None)
         sent.append(message)
     sent.append(MapMessage())  # no entries: another shape, not enough rows for two
     sent[-1].set_jms_destination(Queue("trades"))
@@ -512,11 +514,10 @@ def test_map_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize(
-    "value",
-    [None, value_record("char", string="c"), value_record("float", double=0.5)],
+    "value", [value_record("char", string="c"), value_record("float", double=0.5)]
 )
 def test_a_map_value_the_columns_cannot_hold_sends_the_rows_the_general_way(value: Any) -> None:
-    """A null, a char or a float among a map body's values: the general path encodes it."""
+    """A char or a float among a map body's values: the general path encodes it."""
     message = MapMessage()
     message.set_jms_destination(Queue("q"))
     message.set_string("a", "x")
@@ -553,4 +554,22 @@ def test_rows_that_are_not_maps_but_hold_a_map_are_refused_as_the_general_path_r
     outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
     assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
     with pytest.raises(MessageFormatException, match="a 'text' message has no 'map' body"):
+        outgoing.encoded(batch)
+
+
+@pytest.mark.parametrize("column", ["properties", "map"])
+def test_a_value_with_another_field_set_is_refused_as_the_general_path_refuses_it(
+    column: str,
+) -> None:
+    """A value struct must set exactly the field of its type: one that also sets another (a
+    String with a long) is refused by from_arrow, so the columns never take it."""
+    message = MapMessage()
+    message.set_jms_destination(Queue("q"))
+    rows = to_arrow([message, message]).to_pylist()
+    for row in rows:
+        row[column] = [("s", value_record("String", string="x", long=1))]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="only its 'string' field may be set"):
         outgoing.encoded(batch)

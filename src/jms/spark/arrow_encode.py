@@ -15,8 +15,8 @@ average: messages whose properties differ from row to row (an optional property,
 column with nulls) are the common case of that.
 
 The shape taken: every body a non-null text, every body bytes, or every body a map whose
-entries have the same names (non-empty, distinct) and types (those of a property or byte[]; no
-null, char or float value) in the same order; each of message ID, correlation ID and type
+entries have the same names (non-empty, distinct) and types (those of a property, byte[] or a
+null; no char or float value) in the same order; each of message ID, correlation ID and type
 present in every row or in none; no correlation ID bytes, reply-to, delivery count, Stream or
 Object body; every row's properties the same names (valid and distinct; a JMSX one of the type
 the spec gives it, not JMSXDeliveryCount) with the same types (boolean, byte, short, int, long,
@@ -53,6 +53,7 @@ from jms.message.codec import (
     _LONG,
     _MAGIC,
     _NO_DESTINATION,
+    _NULL,
     _SHORT,
     _STRING,
     _TRUE,
@@ -103,7 +104,11 @@ _PROPERTY_KINDS: Final = {
 }
 _RANGES: Final = {_BYTE: BYTE_RANGE, _SHORT: SHORT_RANGE, _INT: INT_RANGE}
 # A map body's values may be byte arrays too (a body value's ``bytes`` field).
-_MAP_VALUE_KINDS: Final = {**_PROPERTY_KINDS, "byte[]": ("bytes", _BYTES)}
+_MAP_VALUE_KINDS: Final[dict[str, tuple[str | None, int | None]]] = {
+    **_PROPERTY_KINDS,
+    "byte[]": ("bytes", _BYTES),
+    "null": (None, _NULL),  # a null value: no payload
+}
 _VALUE_FIELDS: Final = ("boolean", "long", "double", "string")
 _MAP_VALUE_FIELDS: Final = (*_VALUE_FIELDS, "bytes")
 # The JMSX properties a row's properties may hold, each with the Java type it must have
@@ -170,9 +175,14 @@ def _names_and_types(column: pa.Array) -> pa.Array:
     # The offsets of a slice point into the whole of its entries (``values``).
     entries = column.values
     named = pc.binary_join_element_wise(
-        entries.field("key"), entries.field("value").field("type").fill_null("null"), "\x00"
+        entries.field("key"), _value_types(entries.field("value")).fill_null("null"), "\x00"
     )
     return pc.binary_join(pa.ListArray.from_arrays(column.offsets, named), "\x01").fill_null("")
+
+
+def _value_types(values: pa.Array) -> pa.Array:
+    """The Java type name of each value struct in ``values``, "null" for a null value."""
+    return pc.if_else(values.is_valid(), values.field("type"), pa.scalar("null"))
 
 
 def _all(condition: pa.Array) -> bool:
@@ -352,10 +362,10 @@ class _Entries:
         if not count:
             return
         keys, records = entries.keys, entries.items
-        if records.null_count:
-            raise _OtherShape  # a null map value: the general path
+        if records.null_count and not map_body:
+            raise _OtherShape  # a null property: from_arrow refuses it
         first_keys = keys.slice(0, count).to_pylist()
-        type_names = records.field("type")
+        type_names = _value_types(records)
         first_types = type_names.slice(0, count).to_pylist()
         repeated = np.tile(np.arange(count), rows)
         if not (
@@ -379,17 +389,23 @@ class _Entries:
             raise _OtherShape
         # Exactly the field of its type set in every record (from_arrow refuses more or fewer).
         fields = _MAP_VALUE_FIELDS if map_body else _VALUE_FIELDS
-        set_fields = sum(len(records) - records.field(name).null_count for name in fields)
-        if set_fields != len(records):
+        valid = records.is_valid()
+        set_fields = sum(
+            pc.sum(pc.and_(valid, records.field(name).is_valid())).as_py() or 0 for name in fields
+        )
+        if set_fields != len(records) - records.null_count:
             raise _OtherShape
         self.names = [name.encode("utf-8", "surrogatepass") for name in first_keys]
         self._kinds = [kinds[type_name] for type_name in first_types]
-        # Each entry's values, from its value field, every row's in turn.
+        # Each entry's values, from its value field, every row's in turn (none for a null).
         self._values = [
             records.field(field).take(pa.array(np.arange(position, rows * count, count)))
             for position, (field, _) in enumerate(self._kinds)
+            if field is not None
         ]
-        for values, (_, tag) in zip(self._values, self._kinds, strict=True):
+        for values, (_, tag) in zip(
+            self._values, [kind for kind in self._kinds if kind[0] is not None], strict=True
+        ):
             if values.null_count:
                 raise _OtherShape
             if tag in _RANGES:
@@ -405,7 +421,12 @@ class _Entries:
         if not self._count:
             return []
         tags, integers, doubles, strings = [], [], [], []
-        for values, (field, tag) in zip(self._values, self._kinds, strict=True):
+        values_of = iter(self._values)
+        for field, tag in self._kinds:
+            if field is None:  # a null value: its tag alone
+                tags.append(tag)
+                continue
+            values = next(values_of)
             if tag is None:
                 tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
             else:

@@ -17,7 +17,7 @@ UTF-8, non-empty destination names) in bulk after the loop.
 
 ``decode`` is where untrusted bytes enter; this module must refuse what it refuses, in its words,
 so it never words a refusal itself. A message the loop does not read (a Stream body, a Map body
-with a null or char value, an unusual shape, anything malformed) goes through ``decode`` and
+with a char value, an unusual shape, anything malformed) goes through ``decode`` and
 ``to_arrow`` (the *general path*),
 and a batch whose bulk checks fail is converted again on the general path, which raises the error
 ``decode`` or ``to_arrow`` gives, naming the index of the message in the batch.
@@ -56,6 +56,7 @@ from jms.message.codec import (
     _KNOWN_BITS,
     _LONG,
     _NO_DESTINATION,
+    _NULL,
     _SHORT,
     _STRING,
     _TRUE,
@@ -100,7 +101,7 @@ _FEWEST_FOR_BULK: Final = 48
 _DELIVERY_COUNT: Final = "JMSXDeliveryCount"
 
 # Body tags the loop reads (a text travels in the string column); Stream bodies take the general
-# path, and so do Map bodies with a null or char value.
+# path, and so do Map bodies with a char value.
 _TEXT_BODY: Final = _BODY_CLASSES.index(TextMessage)
 _BYTES_BODY: Final = _BODY_CLASSES.index(BytesMessage)
 _MAP_BODY: Final = _BODY_CLASSES.index(MapMessage)
@@ -144,10 +145,12 @@ _PROPERTIES_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("properties").type
 _PROPERTY_VALUE_FIELDS: Final = list(_PROPERTIES_TYPE.item_type)
 _MAP_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("map").type
 _MAP_VALUE_FIELDS: Final = list(_MAP_TYPE.item_type)
-# The tags a map value the loop reads may have: those of a property, or a byte array.
+# The tags a map value the loop reads may have: those of a property, a byte array, or null (a
+# null entry: its type name is never shown).
 _MAP_VALUE_TYPES: Final[dict[int, tuple[type, str]]] = {
     **_PROPERTY_TYPES,
     _BYTES: (bytes, "byte[]"),
+    _NULL: (type(None), "null"),
 }
 
 
@@ -203,6 +206,7 @@ class _MapShape:
     payload_lengths_size: int
     entries: tuple[_Entry, ...]
     binary: tuple[bool, ...]
+    null: tuple[bool, ...]
 
 
 def _entries(
@@ -239,7 +243,7 @@ def _map_shape(
     number: int, counts_and_lengths: bytes, names: bytes, tags: bytes
 ) -> _MapShape | None:
     """The shape of map bodies with these entry names and tags, or None when the general path
-    must read them (names ``decode`` refuses or Spark cannot hold, a null or char value)."""
+    must read them (names ``decode`` refuses or Spark cannot hold, a char value)."""
     count = len(tags)
     bounds = list(
         itertools.accumulate(struct.unpack_from(f">{count}I", counts_and_lengths, 4), initial=0)
@@ -264,6 +268,7 @@ def _map_shape(
         payload_lengths_size=4 * blob_count,
         entries=tuple(entries),
         binary=tuple(tag == _BYTES for tag in tags),
+        null=tuple(tag == _NULL for tag in tags),
     )
 
 
@@ -833,6 +838,7 @@ class _Columns:
 
         entries = [entry for entries in shapes for entry in entries.entries]
         binary = np.asarray([flag for entries in shapes for flag in entries.binary], np.bool_)
+        null = np.asarray([flag for entries in shapes for flag in entries.null], np.bool_)
         shape_counts = np.asarray([len(entries.entries) for entries in shapes], np.int64)
         entry_counts = shape_counts[shape]
         total = int(entry_counts.sum())
@@ -859,6 +865,7 @@ class _Columns:
         items = pa.StructArray.from_arrays(
             [*values.items, texts, raw],
             fields=_MAP_VALUE_FIELDS,
+            mask=pa.array(null[entry_kind]),
         )
         counts = np.zeros(self.count, dtype=np.int64)
         counts[rows] = entry_counts
