@@ -26,6 +26,7 @@ from typing import Final
 __all__ = [
     "BYTE_RANGE",
     "INT_RANGE",
+    "JAVA_TYPE_NAMES",
     "LONG_RANGE",
     "PROPERTY_TYPE_NAMES",
     "SELECTOR_RESERVED_WORDS",
@@ -193,7 +194,8 @@ class Char(str):
         return (Char, (str(self),))
 
 
-_TYPE_NAMES: Final[dict[type, str]] = {
+#: The Java type name of each Python type that holds a Java-typed value.
+JAVA_TYPE_NAMES: Final[dict[type, str]] = {
     bool: "boolean",
     Byte: "byte",
     Short: "short",
@@ -210,7 +212,7 @@ _TYPE_NAMES: Final[dict[type, str]] = {
 
 def java_type_name(value: object) -> str:
     """The Java type name of a typed value (``Int(1)`` → ``'int'``), for messages and codecs."""
-    name = _TYPE_NAMES.get(type(value))
+    name = JAVA_TYPE_NAMES.get(type(value))
     if name is None:
         raise TypeError(f"{type(value).__name__} {value!r} is not a Java-typed value")
     return name

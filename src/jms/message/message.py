@@ -23,6 +23,7 @@ from jms.errors import MessageFormatException, MessageNotWriteableException
 from jms.message.conversions import convert, typed_value
 from jms.message.destination import Destination
 from jms.types import (
+    JAVA_TYPE_NAMES,
     LONG_RANGE,
     Byte,
     Double,
@@ -282,7 +283,7 @@ class Message:
         required = JMSX_PROPERTY_TYPES.get(name)
         if required is not None and type(value) is not required:
             raise MessageFormatException(
-                f"{name} must be a Java {_JAVA_NAMES[required]}; got {type(value).__name__} "
+                f"{name} must be a Java {JAVA_TYPE_NAMES[required]}; got {type(value).__name__} "
                 f"{value!r}"
             )
         self._properties[name] = value
@@ -467,6 +468,3 @@ class Message:
 
     def _copy_body_into(self, clone: Any) -> None:
         """Subclasses copy their body content into ``clone`` (its Message slots already set)."""
-
-
-_JAVA_NAMES: Final[dict[type, str]] = {str: "String", Int: "int", Long: "long"}

@@ -60,7 +60,7 @@ from jms.message.codec import (
     FORMAT_VERSION,
 )
 from jms.message.message import JMSX_PROPERTY_TYPES, property_name_error
-from jms.types import BYTE_RANGE, INT_RANGE, SHORT_RANGE, Int, Long
+from jms.types import BYTE_RANGE, INT_RANGE, JAVA_TYPE_NAMES, SHORT_RANGE
 
 __all__ = ["ROWS_PER_SHAPE", "arrow_to_encoded"]
 
@@ -114,7 +114,7 @@ _MAP_VALUE_FIELDS: Final = (*_VALUE_FIELDS, "bytes")
 # The JMSX properties a row's properties may hold, each with the Java type it must have
 # (JMSXDeliveryCount has a column of its own: ``from_arrow`` refuses it among the properties).
 _JMSX_TYPES: Final = {
-    name: {str: "String", Int: "int", Long: "long"}[required]
+    name: JAVA_TYPE_NAMES[required]
     for name, required in JMSX_PROPERTY_TYPES.items()
     if name != "JMSXDeliveryCount"
 }
