@@ -358,7 +358,7 @@ class _Entries:
         self._count, self._rows = count, rows
         self.names: list[bytes] = []
         self._kinds: list[tuple[str, int | None]] = []
-        self._values: list[pa.Array] = []
+        self._values: list[pa.Array | None] = []
         if not count:
             return
         keys, records = entries.keys, entries.items
@@ -397,15 +397,16 @@ class _Entries:
             raise _OtherShape
         self.names = [name.encode("utf-8", "surrogatepass") for name in first_keys]
         self._kinds = [kinds[type_name] for type_name in first_types]
-        # Each entry's values, from its value field, every row's in turn (none for a null).
+        # Each entry's values, from its value field, every row's in turn (None for a null).
         self._values = [
-            records.field(field).take(pa.array(np.arange(position, rows * count, count)))
+            None
+            if field is None
+            else records.field(field).take(pa.array(np.arange(position, rows * count, count)))
             for position, (field, _) in enumerate(self._kinds)
-            if field is not None
         ]
-        for values, (_, tag) in zip(
-            self._values, [kind for kind in self._kinds if kind[0] is not None], strict=True
-        ):
+        for values, (_, tag) in zip(self._values, self._kinds, strict=True):
+            if values is None:
+                continue
             if values.null_count:
                 raise _OtherShape
             if tag in _RANGES:
@@ -421,12 +422,10 @@ class _Entries:
         if not self._count:
             return []
         tags, integers, doubles, strings = [], [], [], []
-        values_of = iter(self._values)
-        for field, tag in self._kinds:
-            if field is None:  # a null value: its tag alone
+        for values, (field, tag) in zip(self._values, self._kinds, strict=True):
+            if values is None:  # a null value: its tag alone
                 tags.append(tag)
                 continue
-            values = next(values_of)
             if tag is None:
                 tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
             else:
