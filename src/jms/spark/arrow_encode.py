@@ -423,9 +423,6 @@ class _Entries:
             return []
         tags, integers, doubles, strings = [], [], [], []
         for values, (field, tag) in zip(self._values, self._kinds, strict=True):
-            if values is None:  # a null value: its tag alone
-                tags.append(tag)
-                continue
             if tag is None:
                 tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
             else:
