@@ -5,6 +5,7 @@ declines goes the general way, so every result and every refusal is the general 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from unittest import mock
 
@@ -23,6 +24,7 @@ from jms.message import (
     MapMessage,
     Message,
     Queue,
+    StreamMessage,
     TemporaryQueue,
     TemporaryTopic,
     TextMessage,
@@ -35,7 +37,7 @@ from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.outgoing import OutgoingRows
 from jms.spark.rows import to_arrow
 from jms.spark.schema import MESSAGE_SCHEMA
-from jms.types import BYTE_RANGE, INT_RANGE, LONG_RANGE, SHORT_RANGE
+from jms.types import BYTE_RANGE, INT_RANGE, LONG_RANGE, SHORT_RANGE, Char, Float
 from tests.spark.spark_strategies import spark_messages, utf8_strings, value_record
 
 # Java type -> (setter, values)
@@ -45,6 +47,7 @@ _PROPERTY_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
     "short": ("set_short_property", st.integers(*SHORT_RANGE)),
     "int": ("set_int_property", st.integers(*INT_RANGE)),
     "long": ("set_long_property", st.integers(*LONG_RANGE)),
+    "float": ("set_float_property", st.floats(width=32, allow_nan=True, allow_infinity=True)),
     "double": ("set_double_property", st.floats(allow_nan=True, allow_infinity=True)),
     "String": ("set_string_property", utf8_strings),
 }
@@ -54,8 +57,17 @@ _MAP_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
         kind: (setter.removesuffix("_property"), values)
         for kind, (setter, values) in _PROPERTY_KINDS.items()
     },
+    "char": ("set_char", st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",))),
     "byte[]": ("set_bytes", st.binary(max_size=8)),
     "null": ("set_object", st.none()),
+}
+# Java type -> (StreamMessage writer, values): a Stream body's values.
+_STREAM_KINDS: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+    kind: (
+        "write_object" if kind == "null" else "write_" + setter.removeprefix("set_").lower(),
+        values,
+    )
+    for kind, (setter, values) in _MAP_KINDS.items()
 }
 _NAMES = st.from_regex(r"[a-zA-Z_$][a-zA-Z0-9_$]{0,5}", fullmatch=True).filter(
     lambda name: property_name_error(name) is None and not name.startswith("JMS")
@@ -68,13 +80,14 @@ _TIMES = st.integers(*LONG_RANGE)
 
 @st.composite
 def _one_shape(draw: st.DrawFn) -> list[Message]:
-    """Messages that share a shape: one body class, the same optional headers present, the same
-    property names and types in the same order (and map entry names and types, for a map body);
-    every value drawn apart."""
-    body = draw(st.sampled_from(["text", "bytes", "map"]))
+    """Messages that share a shape: one body class, the same optional headers (reply-to among
+    them) present, the same property names and types in the same order (and map entry names and
+    types, for a map body); every value drawn apart."""
+    body = draw(st.sampled_from(["text", "bytes", "map", "stream"]))
     entry_names = draw(st.lists(utf8_strings.filter(bool), unique=True, max_size=4))
     entry_kinds = [draw(st.sampled_from(sorted(_MAP_KINDS))) for _ in entry_names]
     headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
+    replies = draw(st.booleans())
     names = draw(st.lists(_NAMES, unique=True, max_size=4))
     kinds = [draw(st.sampled_from(sorted(_PROPERTY_KINDS))) for _ in names]
     # Message groups: JMSX properties of the types the spec gives them, anywhere among the rest.
@@ -91,6 +104,11 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
         elif body == "bytes":
             message = BytesMessage()
             message.write_bytes(draw(st.binary(max_size=12)))
+        elif body == "stream":
+            message = StreamMessage()
+            for kind in entry_kinds:  # as many values as a map would have entries
+                writer, values = _STREAM_KINDS[kind]
+                getattr(message, writer)(draw(values))
         else:
             message = MapMessage()
             for name, kind in zip(entry_names, entry_kinds, strict=True):
@@ -105,6 +123,8 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
             else:
                 message.set_jms_type(value)
         message.set_jms_destination(draw(_PLACES))
+        if replies:
+            message.set_jms_reply_to(draw(_PLACES))
         message.set_jms_delivery_mode(
             draw(st.sampled_from([DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT]))
         )
@@ -215,6 +235,7 @@ def _sample() -> list[Message]:
         ("priority", 12, "JMSPriority must be an int from 0 to 9; got 12"),
         ("delivery_mode", "SOMETIMES", "delivery_mode is 'SOMETIMES'"),
         ("destination", "nowhere://x", "nowhere://x"),
+        ("reply_to", "nowhere://x", "nowhere://x"),
         ("bytes", b"\x01", "a 'text' message has no 'bytes' body"),
         (
             "properties",
@@ -284,15 +305,12 @@ def test_many_rows_of_a_few_shapes_are_encoded_shape_by_shape(
     assert rows.encoded(batch) == expected
 
 
-@pytest.mark.parametrize("change", [1, 2, 4])
-def test_a_shape_the_columns_cannot_hold_sends_the_whole_batch_the_general_way(
-    change: int,
-) -> None:
-    """Many rows of two shapes, one of them beyond the encoder (a reply-to, correlation ID
-    bytes, a float property): all of the batch goes the general way."""
+def test_a_shape_the_columns_cannot_hold_sends_the_whole_batch_the_general_way() -> None:
+    """Many rows of two shapes, one of them beyond the encoder (correlation ID bytes): all of
+    the batch goes the general way."""
     sent = [message for _ in range(arrow_encode.ROWS_PER_SHAPE) for message in _sample()]
     for message in sent[::3]:
-        _varied(change, message)
+        message.set_jms_correlation_id_as_bytes(b"\x01")
     (batch,) = to_arrow(sent).to_batches()
     rows = OutgoingRows(MESSAGE_SCHEMA, None)
     assert arrow_to_encoded(rows._full_batch(batch), None) is None
@@ -513,21 +531,99 @@ def test_map_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> No
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(empty) == [encode(sent[3])]
 
 
-@pytest.mark.parametrize(
-    "value", [value_record("char", string="c"), value_record("float", double=0.5)]
-)
-def test_a_map_value_the_columns_cannot_hold_sends_the_rows_the_general_way(value: Any) -> None:
-    """A char or a float among a map body's values: the general path encodes it."""
-    message = MapMessage()
+def test_stream_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = []
+    for number in range(3):
+        message = StreamMessage()
+        message.set_jms_destination(Queue("readings"))
+        message.write_string("sensor-7")
+        message.write_double(20.5 + number)
+        message.write_int(number)
+        message.write_bytes(b"\x00\xff")
+        message.write_char("°")
+        message.write_object(None)
+        sent.append(message)
+    (batch,) = to_arrow(sent).to_batches()
+    expected = [encode(message) for message in sent]
+
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
+
+
+def test_a_stream_value_with_another_field_set_is_refused_as_the_general_path_refuses_it() -> None:
+    message = StreamMessage()
     message.set_jms_destination(Queue("q"))
-    message.set_string("a", "x")
+    message.write_string("x")
     rows = to_arrow([message, message]).to_pylist()
-    for row in rows:
-        row["map"] = [*row["map"], ("b", value)]
+    rows[1]["stream"] = [value_record("String", string="x", long=1)]
     batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
     outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
     assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
-    assert outgoing.encoded(batch) == _general(outgoing, batch)
+    with pytest.raises(MessageFormatException, match="only its 'string' field may be set"):
+        outgoing.encoded(batch)
+
+
+def test_chars_and_floats_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Map values that are chars (in every plane of UTF-8's lengths) and floats, and float
+    properties: a row's float is rounded to 32 bits, as ``from_arrow`` rounds it."""
+    sent = []
+    for number, char in enumerate(["a", "é", "€", "\uffff"]):
+        message = MapMessage()
+        message.set_jms_destination(Queue("q"))
+        message.set_char("c", Char(char))
+        message.set_float("f", [0.5, -1e30, math.inf, math.nan][number])
+        message.set_float_property("ratio", 0.1 * number)
+        sent.append(message)
+    rows = to_arrow(sent).to_pylist()
+    for number, row in enumerate(rows):  # doubles that are not floats, rounded by from_arrow
+        row["properties"] = [("ratio", value_record("float", double=0.1 * number))]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(sent).schema)
+    expected = [encode(message) for message in OutgoingRows(MESSAGE_SCHEMA, None).messages(batch)]
+    assert [decode(data).get_float_property("ratio") for data in expected[1:2]] == [Float(0.1)]
+
+    def general(batch: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "reason"),
+    [
+        ("map", value_record("char", string="ab"), "one UTF-16 code unit"),
+        ("map", value_record("char", string="\U0001f600"), "one UTF-16 code unit"),
+        ("map", value_record("float", double=1e300), "out of range for a Java float"),
+        ("properties", value_record("float", double=-1e39), "out of range for a Java float"),
+    ],
+)
+def test_a_char_or_float_the_spec_cannot_hold_is_refused_as_the_general_path_refuses_it(
+    column: str, value: Any, reason: str
+) -> None:
+    message = MapMessage()
+    message.set_jms_destination(Queue("q"))
+    rows = to_arrow([message, message]).to_pylist()
+    for row in rows:
+        row[column] = [("v", value_record(value["type"], double=0.5, string="c"))]
+    rows[1][column] = [("v", value)]
+    for row in rows:  # the value's own field alone, as from_arrow requires
+        field = "string" if value["type"] == "char" else "double"
+        row[column] = [
+            (name, {**record, **{other: None for other in ("string", "double") if other != field}})
+            for name, record in row[column]
+        ]
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="row 1") as general:
+        _general(outgoing, batch)
+    with pytest.raises(MessageFormatException) as refused:
+        outgoing.encoded(batch)
+    assert str(refused.value) == str(general.value)
+    assert reason in str(refused.value)
 
 
 def test_a_map_entry_with_an_empty_name_is_refused_as_the_general_path_refuses_it() -> None:

@@ -14,14 +14,16 @@ encoded, and put back in their places) when its shapes hold ``ROWS_PER_SHAPE`` r
 average: messages whose properties differ from row to row (an optional property, a property
 column with nulls) are the common case of that.
 
-The shape taken: every body a non-null text, every body bytes, or every body a map whose
-entries have the same names (non-empty, distinct) and types (those of a property, byte[] or a
-null; no char or float value) in the same order; each of message ID, correlation ID and type
-present in every row or in none; no correlation ID bytes, reply-to, delivery count, Stream or
-Object body; every row's properties the same names (valid and distinct; a JMSX one of the type
-the spec gives it, not JMSXDeliveryCount) with the same types (boolean, byte, short, int, long,
-double or String), in the same order. Every value is checked as ``from_arrow`` checks it
-(priorities 0-9, delivery mode names, integer ranges, a destination that parses), in bulk. Any
+The shape taken: every body a non-null text, every body bytes, every body a map whose entries
+have the same names (non-empty, distinct) and types in the same order, or every body a Stream
+whose values have the same types in the same order (a body value: a property's type, char,
+byte[] or a null); each of message ID, correlation ID, type and reply-to present in every row
+or in none; no correlation ID bytes, delivery count or Object body; every row's properties the
+same names (valid and distinct; a JMSX one of the type the spec gives it, not
+JMSXDeliveryCount) with the same types (boolean, byte, short, int, long, float, double or
+String), in the same order. Every value is checked and converted as ``from_arrow`` does it
+(priorities 0-9, delivery mode names, integer ranges, destinations that parse, a char one
+UTF-16 code unit, a float rounded to 32 bits and within their range), in bulk. Any
 other batch (or a shape of it) gives None, and the caller takes the general path, ``from_arrow``
 and ``encode``, which gives the same bytes or ``from_arrow``'s own refusal: this module never
 words one. Property tests hold the two paths to the same bytes.
@@ -40,13 +42,16 @@ from jms.message import Destination
 from jms.message.codec import (
     _BYTE,
     _BYTES,
+    _CHAR,
     _DESTINATION_TAG,
     _DOUBLE,
     _FALSE,
     _FIXED,
+    _FLOAT,
     _HAS_CORRELATION_STR,
     _HAS_DESTINATION,
     _HAS_MESSAGE_ID,
+    _HAS_REPLY_TO,
     _HAS_TEXT,
     _HAS_TYPE,
     _INT,
@@ -91,6 +96,7 @@ assert _HEADER.itemsize == _FIXED.size
 _TEXT_BODY: Final = 1
 _BYTES_BODY: Final = 2
 _MAP_BODY: Final = 3
+_STREAM_BODY: Final = 4
 _MODES: Final = {"NON_PERSISTENT": 1, "PERSISTENT": 2}
 # Java type -> (value field, codec tag); booleans are tagged by their value.
 _PROPERTY_KINDS: Final = {
@@ -99,16 +105,23 @@ _PROPERTY_KINDS: Final = {
     "short": ("long", _SHORT),
     "int": ("long", _INT),
     "long": ("long", _LONG),
+    "float": ("double", _FLOAT),
     "double": ("double", _DOUBLE),
     "String": ("string", _STRING),
 }
 _RANGES: Final = {_BYTE: BYTE_RANGE, _SHORT: SHORT_RANGE, _INT: INT_RANGE}
-# A map body's values may be byte arrays too (a body value's ``bytes`` field).
+# A map body's values may be chars and byte arrays too (a body value's ``string`` and ``bytes``
+# fields).
 _MAP_VALUE_KINDS: Final[dict[str, tuple[str | None, int | None]]] = {
     **_PROPERTY_KINDS,
+    "char": ("string", _CHAR),
     "byte[]": ("bytes", _BYTES),
     "null": (None, _NULL),  # a null value: no payload
 }
+# The tags whose payload is an int64 (a char's is its UTF-16 code unit) or a float64 (a float's is
+# the value rounded to 32 bits).
+_INTEGER_PAYLOAD: Final = frozenset({_BYTE, _SHORT, _CHAR, _INT, _LONG})
+_FLOATING_PAYLOAD: Final = frozenset({_FLOAT, _DOUBLE})
 _VALUE_FIELDS: Final = ("boolean", "long", "double", "string")
 _MAP_VALUE_FIELDS: Final = (*_VALUE_FIELDS, "bytes")
 # The JMSX properties a row's properties may hold, each with the Java type it must have
@@ -118,7 +131,7 @@ _JMSX_TYPES: Final = {
     for name, required in JMSX_PROPERTY_TYPES.items()
     if name != "JMSXDeliveryCount"
 }
-_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "reply_to", "delivery_count", "stream")
+_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "delivery_count")
 
 
 class _OtherShape(Exception):
@@ -157,13 +170,14 @@ def _shapes(batch: pa.RecordBatch) -> tuple[np.ndarray, int]:
     column = batch.column
     present = sum(
         pc.is_valid(column(name)).to_numpy(zero_copy_only=False).astype(np.int64) << bit
-        for bit, name in enumerate(("message_id", "correlation_id", "type", "text"))
+        for bit, name in enumerate(("message_id", "correlation_id", "type", "reply_to", "text"))
     )
     key = pc.binary_join_element_wise(
         column("body_type").fill_null(""),
         pa.array(present).cast(pa.string()),
         _names_and_types(column("properties")),
         _names_and_types(column("map")),
+        _names_and_types(column("stream")),
         "\x02",
     )
     shapes = pc.dictionary_encode(key)
@@ -171,12 +185,16 @@ def _shapes(batch: pa.RecordBatch) -> tuple[np.ndarray, int]:
 
 
 def _names_and_types(column: pa.Array) -> pa.Array:
-    """Per row, the names and value types of a map column's entries, in order, as one string."""
+    """Per row, the names and value types of a map column's entries, or the value types of a
+    list column's values, in order, as one string."""
     # The offsets of a slice point into the whole of its entries (``values``).
     entries = column.values
-    named = pc.binary_join_element_wise(
-        entries.field("key"), _value_types(entries.field("value")).fill_null("null"), "\x00"
-    )
+    if isinstance(column, pa.MapArray):
+        named = pc.binary_join_element_wise(
+            entries.field("key"), _value_types(entries.field("value")).fill_null("null"), "\x00"
+        )
+    else:
+        named = _value_types(entries).fill_null("null")
     return pc.binary_join(pa.ListArray.from_arrays(column.offsets, named), "\x01").fill_null("")
 
 
@@ -231,11 +249,17 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
             raise _OtherShape
     elif _all(pc.equal(body_types, "map")):
         body = _MAP_BODY
-        if column("text").null_count != rows or column("bytes").null_count != rows:
-            raise _OtherShape
+    elif _all(pc.equal(body_types, "stream")):
+        body = _STREAM_BODY
     else:
         raise _OtherShape
-    if body != _MAP_BODY and column("map").null_count != rows:
+    if body in (_MAP_BODY, _STREAM_BODY) and (
+        column("text").null_count != rows or column("bytes").null_count != rows
+    ):
+        raise _OtherShape
+    if (body != _MAP_BODY and column("map").null_count != rows) or (
+        body != _STREAM_BODY and column("stream").null_count != rows
+    ):
         raise _OtherShape
     if column("object").null_count != rows or any(
         column(name).null_count != rows for name in _ABSENT_COLUMNS
@@ -271,12 +295,18 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     kinds, names = _destinations(column("destination"), destination)
     strings.append(names)
     lengths.append(_lengths(names) if isinstance(names, pa.Array) else len(names.as_py()))
+    reply_to_kinds: np.ndarray | int = _NO_DESTINATION
+    if _present(column("reply_to")):
+        bits |= _HAS_REPLY_TO
+        reply_to_kinds, reply_to_names = _parsed(column("reply_to"))
+        strings.append(reply_to_names)
+        lengths.append(_lengths(reply_to_names))
     if body == _TEXT_BODY:
         bits |= _HAS_TEXT
         texts = _binary(column("text"))
         strings.append(texts)
         lengths.append(_lengths(texts))
-    properties = _Entries(column("properties"), rows, map_body=False)
+    properties = _Entries(column("properties"), rows, body=False)
     for name in properties.names:
         lengths.append(len(name))
     if properties.names:
@@ -293,7 +323,7 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     fixed["redelivered"] = column("redelivered").to_numpy(zero_copy_only=False)
     fixed["bits"] = bits
     fixed["destination_kind"] = kinds
-    fixed["reply_to_kind"] = _NO_DESTINATION
+    fixed["reply_to_kind"] = reply_to_kinds
     for name in ("timestamp", "expiration", "delivery_time"):
         fixed[name] = column(name).to_numpy(zero_copy_only=False)
     fixed["property_count"] = len(properties.names)
@@ -304,10 +334,14 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
         data = _binary(column("bytes")).fill_null(b"")
         parts += [_fixed_width(_lengths(data).astype(">u4").view(np.dtype([("l", ">u4")]))), data]
     elif body == _MAP_BODY:
-        entries = _Entries(column("map"), rows, map_body=True)
+        entries = _Entries(column("map"), rows, body=True)
         # The entry count, the names' lengths and the names, the same in every row.
         head = np.array([len(entries.names), *map(len, entries.names)], ">u4").tobytes()
         parts += [pa.scalar(head + b"".join(entries.names), pa.large_binary()), *entries.parts()]
+    elif body == _STREAM_BODY:
+        entries = _Entries(column("stream"), rows, body=True)
+        head = np.array([entries.count], ">u4").tobytes()  # the value count, the same in every row
+        parts += [pa.scalar(head, pa.large_binary()), *entries.parts()]
     joined = pc.binary_join_element_wise(*parts, pa.scalar(b"", pa.large_binary()))
     return joined.to_pylist()  # type: ignore[no-any-return]
 
@@ -322,63 +356,71 @@ def _destinations(
     """(destination kind tags, destination names) of every row: ``destination``'s, or each
     row's. The rows' names are parsed (once per distinct name) either way, as ``from_arrow``
     parses them before a sink replaces them."""
+    if destination is None:
+        if column.null_count:
+            raise _OtherShape
+        return _parsed(column)
+    _parsed(column.drop_null())
+    kind = _DESTINATION_TAG.get(type(destination))
+    if kind is None:
+        raise _OtherShape
+    return kind, pa.scalar(destination.name.encode("utf-8", "surrogatepass"), pa.large_binary())
+
+
+def _parsed(column: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """(kind tags, names) of the destinations a column without nulls names, each distinct text
+    parsed once (``Destination.parse``)."""
     encoded = pc.dictionary_encode(column)
     try:
         parsed = [Destination.parse(text) for text in encoded.dictionary.to_pylist()]
     except JMSException:  # the general path words it
         raise _OtherShape from None
-    if destination is not None:
-        kind = _DESTINATION_TAG.get(type(destination))
-        if kind is None:
-            raise _OtherShape
-        name = destination.name.encode("utf-8", "surrogatepass")
-        return kind, pa.scalar(name, pa.large_binary())
-    if column.null_count or any(type(place) not in _DESTINATION_TAG for place in parsed):
+    if any(type(place) not in _DESTINATION_TAG for place in parsed):
         raise _OtherShape
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
     kinds = np.array([_DESTINATION_TAG[type(place)] for place in parsed], np.uint8)
     names = pa.array(
         [place.name.encode("utf-8", "surrogatepass") for place in parsed], pa.large_binary()
     )
-    return kinds[indices], names.take(pa.array(indices))
+    return kinds[encoded.indices.to_numpy()], names.take(encoded.indices)
 
 
 class _Entries:
-    """Every row's properties, or map body entries (``map_body``), when they share names and
-    types: the names (UTF-8), and the parts of each row's value columns (tags, integers,
-    doubles, the lengths of the Strings and byte arrays, then those)."""
+    """Every row's properties, or map body entries, or Stream body values (``body``: a map or
+    list column), when they share names and types: the names (UTF-8; none for a Stream), and the
+    parts of each row's value columns (tags, integers, doubles, the lengths of the Strings and
+    byte arrays, then those)."""
 
-    def __init__(self, entries: pa.Array, rows: int, *, map_body: bool) -> None:
+    def __init__(self, entries: pa.Array, rows: int, *, body: bool) -> None:
         if entries.null_count or entries.offset:
             raise _OtherShape
         offsets = entries.offsets.to_numpy()
         count = int(offsets[1] - offsets[0])
         if not np.array_equal(offsets, np.arange(rows + 1) * count):
             raise _OtherShape
-        self._count, self._rows = count, rows
+        self.count, self._rows = count, rows
         self.names: list[bytes] = []
         self._kinds: list[tuple[str, int | None]] = []
         self._values: list[pa.Array | None] = []
         if not count:
             return
-        keys, records = entries.keys, entries.items
-        if records.null_count and not map_body:
+        named = isinstance(entries, pa.MapArray)
+        records = entries.items if named else entries.values
+        if records.null_count and not body:
             raise _OtherShape  # a null property: from_arrow refuses it
-        first_keys = keys.slice(0, count).to_pylist()
         type_names = _value_types(records)
         first_types = type_names.slice(0, count).to_pylist()
         repeated = np.tile(np.arange(count), rows)
-        if not (
-            _all(pc.equal(keys, pa.array(first_keys).take(repeated)))
-            and _all(pc.equal(type_names, pa.array(first_types).take(repeated)))
-        ):
+        if not _all(pc.equal(type_names, pa.array(first_types).take(repeated))):
             raise _OtherShape
-        kinds = _MAP_VALUE_KINDS if map_body else _PROPERTY_KINDS
-        if len(set(first_keys)) != count or any(
+        first_keys = entries.keys.slice(0, count).to_pylist() if named else []
+        if named and not _all(pc.equal(entries.keys, pa.array(first_keys).take(repeated))):
+            raise _OtherShape
+        kinds = _MAP_VALUE_KINDS if body else _PROPERTY_KINDS
+        if len(set(first_keys)) != len(first_keys) or any(
             type_name not in kinds for type_name in first_types
         ):
             raise _OtherShape
-        if map_body:
+        if body:
             if "" in first_keys:
                 raise _OtherShape
         elif any(
@@ -388,7 +430,7 @@ class _Entries:
         ):
             raise _OtherShape
         # Exactly the field of its type set in every record (from_arrow refuses more or fewer).
-        fields = _MAP_VALUE_FIELDS if map_body else _VALUE_FIELDS
+        fields = _MAP_VALUE_FIELDS if body else _VALUE_FIELDS
         valid = records.is_valid()
         set_fields = sum(
             pc.sum(pc.and_(valid, records.field(name).is_valid())).as_py() or 0 for name in fields
@@ -404,35 +446,34 @@ class _Entries:
             else records.field(field).take(pa.array(np.arange(position, rows * count, count)))
             for position, (field, _) in enumerate(self._kinds)
         ]
+        # Each entry's payload column, checked and converted as from_arrow does: None for a
+        # value with no payload (a boolean's is its tag).
+        self._payloads: list[np.ndarray | pa.Array | None] = []
         for values, (_, tag) in zip(self._values, self._kinds, strict=True):
-            if values is None:
-                continue
-            if values.null_count:
+            if values is not None and values.null_count:
                 raise _OtherShape
-            if tag in _RANGES:
-                low, high = _RANGES[tag]
-                bounds = pc.min_max(values).as_py()
-                if not low <= bounds["min"] <= bounds["max"] <= high:
-                    raise _OtherShape
+            self._payloads.append(None if values is None or tag is None else _payload(values, tag))
 
     def parts(self) -> list[pa.Array]:
         """The rows' value columns (``codec._encode_values``): tags, then integers as int64,
         doubles as float64, the lengths of Strings and byte arrays as uint32, in one
         fixed-width part; then each String or byte array."""
-        if not self._count:
+        if not self.count:
             return []
         tags, integers, doubles, strings = [], [], [], []
-        for values, (field, tag) in zip(self._values, self._kinds, strict=True):
+        for values, payload, (_, tag) in zip(
+            self._values, self._payloads, self._kinds, strict=True
+        ):
             if tag is None:
                 tags.append(np.where(values.to_numpy(zero_copy_only=False), _TRUE, _FALSE))
             else:
                 tags.append(tag)
-            if field == "long":
-                integers.append(values.to_numpy(zero_copy_only=False))
-            elif field == "double":
-                doubles.append(values.to_numpy(zero_copy_only=False))
-            elif field in ("string", "bytes"):
-                strings.append(_binary(values))
+            if tag in _INTEGER_PAYLOAD:
+                integers.append(payload)
+            elif tag in _FLOATING_PAYLOAD:
+                doubles.append(payload)
+            elif tag in (_STRING, _BYTES):
+                strings.append(payload)
         layout = [
             *((f"t{i}", "u1") for i in range(len(tags))),
             *((f"i{i}", ">i8") for i in range(len(integers))),
@@ -446,3 +487,32 @@ class _Entries:
         for index, values in enumerate(strings):
             fixed[f"s{index}"] = _lengths(values)
         return [_fixed_width(fixed), *strings]
+
+
+def _payload(values: pa.Array, tag: int) -> np.ndarray | pa.Array:
+    """The payload column of ``values`` (none null) of a value tagged ``tag``: int64 or float64
+    numbers, or binary Strings and byte arrays. Values ``from_arrow`` refuses (out of range, a
+    char that is not one UTF-16 code unit, a float too large for 32 bits) make it raise
+    ``_OtherShape``."""
+    if tag == _CHAR:
+        # One code point of at most 3 UTF-8 bytes: one UTF-16 code unit (U+0000..U+FFFF).
+        if not (
+            _all(pc.equal(pc.utf8_length(values), 1)) and _all(pc.less(pc.binary_length(values), 4))
+        ):
+            raise _OtherShape
+        return np.array([ord(char) for char in values.to_pylist()], np.int64)
+    if tag in _RANGES:
+        low, high = _RANGES[tag]
+        bounds = pc.min_max(values).as_py()
+        if not low <= bounds["min"] <= bounds["max"] <= high:
+            raise _OtherShape
+    if tag == _FLOAT:
+        doubles = values.to_numpy(zero_copy_only=False)
+        with np.errstate(over="ignore"):
+            rounded = doubles.astype(np.float32)
+        if np.any(np.isinf(rounded) & ~np.isinf(doubles)):
+            raise _OtherShape  # too large for a float: from_arrow refuses it
+        return rounded.astype(np.float64)
+    if tag in _INTEGER_PAYLOAD or tag == _DOUBLE:
+        return values.to_numpy(zero_copy_only=False)
+    return _binary(values)
