@@ -156,7 +156,7 @@ def _map_message() -> MapMessage:
 
 
 def _map_of_every_type() -> MapMessage:
-    """A map the loop reads: a value of each type a map holds but a char."""
+    """A map the loop reads: a value of each type a map holds."""
     message = MapMessage()
     message.set_jms_destination(Queue("trades"))
     for name, value in {
@@ -170,6 +170,7 @@ def _map_of_every_type() -> MapMessage:
         "Straße": "Köln",
         "raw": b"\x00\xff",
         "nothing": None,
+        "unit": Char("°"),
     }.items():
         message.set_object(name, value)
     return message
@@ -177,7 +178,7 @@ def _map_of_every_type() -> MapMessage:
 
 def _stream_message() -> StreamMessage:
     message = StreamMessage()
-    for value in (Byte(-1), None, b"\x00", Float(float("nan")), "s"):
+    for value in (Byte(-1), None, b"\x00", Float(float("nan")), "s", Char("\uffff"), Long(7)):
         message.write_object(value)
     return message
 
@@ -267,6 +268,7 @@ _MAP_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "float": java_floats,
     "double": java_doubles,
     "String": utf8_strings,
+    "char": java_chars,  # lone surrogates among them: to_arrow refuses those
     "byte[]": st.binary(max_size=8),
 }
 
@@ -274,7 +276,7 @@ _MAP_VALUES: dict[str, st.SearchStrategy[Any]] = {
 @st.composite
 def _maps_of_a_few_shapes(draw: st.DrawFn) -> list[Message]:
     """MapMessages of one or two entry shapes (names and types), interleaved, values drawn, some
-    of them with a null or char value (the general path's) or no entries at all."""
+    of them with another entry (a null or a char) or no entries at all."""
     shapes = [
         draw(
             st.lists(
@@ -301,6 +303,39 @@ def _maps_of_a_few_shapes(draw: st.DrawFn) -> list[Message]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages=_maps_of_a_few_shapes())
 def test_map_bodies_convert_as_to_arrow_does(messages: list[Message]) -> None:
+    _assert_same_as_reference([encode(message) for message in messages])
+
+
+@st.composite
+def _streams_of_a_few_shapes(draw: st.DrawFn) -> list[Message]:
+    """StreamMessages of one or two value shapes (types in order), interleaved, values drawn,
+    some with one more value (a null or a char) or none at all, beside a MapMessage of the same
+    value types (the same tags, another body)."""
+    shapes = [
+        draw(st.lists(st.sampled_from(sorted(_MAP_VALUES)), max_size=5))
+        for _ in range(draw(st.integers(1, 2)))
+    ]
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(1, 8))):
+        message = StreamMessage()
+        for type_name in draw(st.sampled_from(shapes)):
+            message.write_object(draw(_MAP_VALUES[type_name]))
+        if draw(st.integers(0, 9)) == 0:
+            message.write_object(draw(st.none() | java_chars))
+        message.set_jms_destination(Queue("readings"))
+        messages.append(message)
+    if draw(st.booleans()):
+        twin = MapMessage()
+        for position, type_name in enumerate(shapes[0]):
+            twin.set_object(str(position), draw(_MAP_VALUES[type_name]))
+        twin.set_jms_destination(Queue("readings"))
+        messages.insert(draw(st.integers(0, len(messages))), twin)
+    return messages
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(messages=_streams_of_a_few_shapes())
+def test_stream_bodies_convert_as_to_arrow_does(messages: list[Message]) -> None:
     _assert_same_as_reference([encode(message) for message in messages])
 
 
@@ -351,20 +386,10 @@ def test_the_delivery_count_has_its_own_column() -> None:
     assert [name for name, _ in row["properties"]] == ["count", "color", "price"]
 
 
-def test_text_bytes_object_map_and_plain_messages_never_go_through_decode(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The common shapes are read by the loop, not by decode (which builds Message objects):
-    every kind but a Stream body, or a Map body with a char value."""
-    messages = [
-        message
-        for message in _every_kind()
-        if not isinstance(message, StreamMessage)
-        and not (
-            isinstance(message, MapMessage)
-            and any(isinstance(value, Char) for value in message._map.values())
-        )
-    ]
+def test_every_kind_of_message_is_read_without_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every body kind and every value type is read by the loop, not by decode (which builds
+    Message objects)."""
+    messages = _every_kind()
     expected = _reference([encode(message) for message in messages])
 
     def refuse(data: bytes) -> Message:
@@ -435,6 +460,14 @@ def _map_with(**values: Any) -> MapMessage:
     message = MapMessage()
     for name, value in values.items():
         message.set_object(name, value)
+    return message
+
+
+def _stream_with(*values: Any) -> StreamMessage:
+    message = StreamMessage()
+    for value in values:
+        message.write_object(Char(value) if isinstance(value, str) and len(value) == 1 else value)
+    message.set_jms_destination(Queue("q"))
     return message
 
 
@@ -522,6 +555,20 @@ def _with_text_to(name: str) -> TextMessage:
             "a map entry name is empty or appears twice",
         ),
         (
+            _forged(_replace(struct.pack(">q", 97), struct.pack(">q", 0x10000)), _stream_with("a")),
+            "65536 is out of range for Char",
+        ),
+        (
+            _forged(
+                _replace(struct.pack(">q", 100), struct.pack(">q", 300)), _stream_with(Byte(100))
+            ),
+            "300 is out of range for Byte",
+        ),
+        (
+            _forged(_replace(b"\x00\x00\x00\x02", b"\x00\x00\x00\x03"), _stream_with(Int(1), "x")),
+            "stream values",
+        ),
+        (
             # lengths (1, 1) of "a" and "b" become (0, 2)
             _forged(
                 _replace(b"\0\0\0\x01\0\0\0\x01ab", b"\0\0\0\0\0\0\0\x02ab"),
@@ -545,6 +592,9 @@ def _with_text_to(name: str) -> TextMessage:
         "float-not-32-bit-in-a-map",
         "invalid-utf8-in-a-map",
         "duplicate-map-entry-name",
+        "char-out-of-range-in-a-stream",
+        "byte-out-of-range-in-a-stream",
+        "stream-value-count-too-high",
         "empty-map-entry-name",
     ],
 )
@@ -572,6 +622,8 @@ def test_the_first_refused_message_is_named_even_when_the_loop_reads_it() -> Non
         (TextMessage("ok\ud800"), "message 1: text holds"),
         (_with_properties(name="\udfff"), "message 1: properties['name'].string holds"),
         (_with_text_to("q\ud800"), "message 1: destination holds"),
+        (_stream_with(Int(1), Char("\ud800")), "message 1: stream[1].string holds"),
+        (_map_with(unit=Char("\udc00")), "message 1: map['unit'].string holds"),
     ],
 )
 def test_a_lone_surrogate_is_refused_naming_message_and_field(message: Message, where: str) -> None:

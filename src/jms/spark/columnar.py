@@ -10,17 +10,17 @@ part of every message lies in it, and each column is gathered from those spans b
 floating payloads read by numpy as big-endian words.
 
 What the messages of one application share — header flags, which header strings travel,
-property names and types — is a *shape*, validated once per batch (``_Head``, ``_Row``), so that
-checking a message's shape costs three in-place comparisons with the message before, or a
-dictionary look-up. Values are checked as ``decode`` checks them (integer ranges, 32-bit floats,
+property names and types, a Map body's entry names and types, a Stream body's value types — is
+a *shape*, validated once per batch (``_Head``, ``_Row``, ``_MapShape``), so that checking a
+message's shape costs a few in-place comparisons with the message before, or a dictionary
+look-up. Values are checked as ``decode`` checks them (integer ranges, 32-bit floats,
 UTF-8, non-empty destination names) in bulk after the loop.
 
 ``decode`` is where untrusted bytes enter; this module must refuse what it refuses, in its words,
-so it never words a refusal itself. A message the loop does not read (a Stream body, a Map body
-with a char value, an unusual shape, anything malformed) goes through ``decode`` and
-``to_arrow`` (the *general path*),
-and a batch whose bulk checks fail is converted again on the general path, which raises the error
-``decode`` or ``to_arrow`` gives, naming the index of the message in the batch.
+so it never words a refusal itself. A message the loop does not read (an unusual shape, anything
+malformed) goes through ``decode`` and ``to_arrow`` (the *general path*), and a batch whose bulk
+checks fail is converted again on the general path, which raises the error ``decode`` or
+``to_arrow`` gives, naming the index of the message in the batch.
 """
 
 from __future__ import annotations
@@ -35,11 +35,19 @@ import numpy as np
 import pyarrow as pa
 
 from jms.errors import MessageFormatException
-from jms.message import BytesMessage, MapMessage, Message, ObjectMessage, TextMessage
+from jms.message import (
+    BytesMessage,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+)
 from jms.message.codec import (
     _BODY_CLASSES,
     _BYTE,
     _BYTES,
+    _CHAR,
     _DESTINATION_CLASSES,
     _DOUBLE,
     _FALSE,
@@ -72,6 +80,7 @@ from jms.types import (
     LONG_RANGE,
     SHORT_RANGE,
     Byte,
+    Char,
     Double,
     Float,
     Int,
@@ -100,14 +109,14 @@ _FEWEST_FOR_BULK: Final = 48
 
 _DELIVERY_COUNT: Final = "JMSXDeliveryCount"
 
-# Body tags the loop reads (a text travels in the string column); Stream bodies take the general
-# path, and so do Map bodies with a char value.
+# Body tags the loop reads (a text travels in the string column).
 _TEXT_BODY: Final = _BODY_CLASSES.index(TextMessage)
 _BYTES_BODY: Final = _BODY_CLASSES.index(BytesMessage)
 _MAP_BODY: Final = _BODY_CLASSES.index(MapMessage)
+_STREAM_BODY: Final = _BODY_CLASSES.index(StreamMessage)
 _OBJECT_BODY: Final = _BODY_CLASSES.index(ObjectMessage)
 _BODIES_READ: Final = frozenset(
-    {_BODY_CLASSES.index(Message), _TEXT_BODY, _BYTES_BODY, _MAP_BODY, _OBJECT_BODY}
+    {_BODY_CLASSES.index(Message), _TEXT_BODY, _BYTES_BODY, _MAP_BODY, _STREAM_BODY, _OBJECT_BODY}
 )
 
 # The header strings in their order in the string column, by the column that shows them.
@@ -140,15 +149,19 @@ _INTEGER_RANGES: Final = {
     _LONG: LONG_RANGE,
 }
 _FLOATING_TAGS: Final = (_FLOAT, _DOUBLE)
+# A char travels as an integer, its UTF-16 code unit; its column is ``string``.
+_INTEGER_PAYLOAD_RANGES: Final = {**_INTEGER_RANGES, _CHAR: (0, 0xFFFF)}
 
 _PROPERTIES_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("properties").type
 _PROPERTY_VALUE_FIELDS: Final = list(_PROPERTIES_TYPE.item_type)
 _MAP_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("map").type
+_STREAM_TYPE: Final = MESSAGE_ARROW_SCHEMA.field("stream").type
 _MAP_VALUE_FIELDS: Final = list(_MAP_TYPE.item_type)
-# The tags a map value the loop reads may have: those of a property, a byte array, or null (a
-# null entry: its type name is never shown).
+# The tags a Map or Stream body value may have: those of a property, a char, a byte array, or
+# null (a null value: its type name is never shown).
 _MAP_VALUE_TYPES: Final[dict[int, tuple[type, str]]] = {
     **_PROPERTY_TYPES,
+    _CHAR: (Char, "char"),
     _BYTES: (bytes, "byte[]"),
     _NULL: (type(None), "null"),
 }
@@ -158,8 +171,8 @@ _MAP_VALUE_TYPES: Final[dict[int, tuple[type, str]]] = {
 class _Entry:
     """How one property of a shape lands in the ``properties`` map: its name, its Java type name,
     its boolean (the tag says it), where its payload sits among the message's numbers or String
-    values (-1: elsewhere), the range an integer must be in, and whether a floating payload must
-    be a 32-bit float."""
+    values (-1: elsewhere), the range an integer must be in, whether a floating payload must
+    be a 32-bit float, and whether the integer is a char's code unit."""
 
     name: str
     type_name: str
@@ -170,6 +183,7 @@ class _Entry:
     low: int
     high: int
     float32: bool
+    char: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,11 +206,13 @@ class _Row:
 
 @dataclass(frozen=True, slots=True)
 class _MapShape:
-    """The entry names and value tags of a map body: ``number`` is its place in the batch's list
-    of map shapes; ``entries`` read as the properties' do (a byte array's payload among the
-    String values, its place in ``binary``)."""
+    """The entry names and value tags of a map body, or the value tags of a Stream body (not
+    ``named``: no names): ``number`` is its place in the batch's list of body shapes;
+    ``entries`` read as the properties' do (a byte array's payload among the String values, its
+    place in ``binary``)."""
 
     number: int
+    named: bool
     counts_and_lengths: bytes  # as they travel: the entry count, then the names' lengths
     names: bytes
     tags: bytes
@@ -215,50 +231,60 @@ def _entries(
     """The entries of values with these names and tags (``types`` names their Java types), how
     many 8-byte numbers and how many Strings and byte arrays they have. Payload columns are in
     the codec's order: integers, then floating values, then Strings and byte arrays."""
-    integers = [i for i, tag in enumerate(tags) if tag in _INTEGER_RANGES]
+    integers = [i for i, tag in enumerate(tags) if tag in _INTEGER_PAYLOAD_RANGES]
     floating = [i for i, tag in enumerate(tags) if tag in _FLOATING_TAGS]
     blobs = [i for i, tag in enumerate(tags) if tag in (_STRING, _BYTES)]
     number_slot = {position: slot for slot, position in enumerate(integers + floating)}
     blob_slot = {position: slot for slot, position in enumerate(blobs)}
     entries = []
     for position, (name, tag) in enumerate(zip(names, tags, strict=True)):
-        low, high = _INTEGER_RANGES.get(tag, LONG_RANGE)
+        low, high = _INTEGER_PAYLOAD_RANGES.get(tag, LONG_RANGE)
         entries.append(
             _Entry(
                 name=name,
                 type_name=types[tag][1],
                 boolean=tag == _TRUE if tag in (_FALSE, _TRUE) else None,
-                integer_slot=number_slot[position] if tag in _INTEGER_RANGES else -1,
+                integer_slot=number_slot[position] if tag in _INTEGER_PAYLOAD_RANGES else -1,
                 floating_slot=number_slot[position] if tag in _FLOATING_TAGS else -1,
                 string_slot=blob_slot.get(position, -1),
                 low=low,
                 high=high,
                 float32=tag == _FLOAT,
+                char=tag == _CHAR,
             )
         )
     return entries, len(number_slot), len(blobs)
 
 
 def _map_shape(
-    number: int, counts_and_lengths: bytes, names: bytes, tags: bytes
+    number: int, named: bool, counts_and_lengths: bytes, names: bytes, tags: bytes
 ) -> _MapShape | None:
-    """The shape of map bodies with these entry names and tags, or None when the general path
-    must read them (names ``decode`` refuses or Spark cannot hold, a char value)."""
+    """The shape of map bodies with these entry names and tags (``named``), or of Stream bodies
+    with these value tags, or None when the general path must read them (a tag it does not
+    know, names ``decode`` refuses or Spark cannot hold)."""
     count = len(tags)
-    bounds = list(
-        itertools.accumulate(struct.unpack_from(f">{count}I", counts_and_lengths, 4), initial=0)
-    )
-    if bounds[-1] != len(names) or any(tag not in _MAP_VALUE_TYPES for tag in tags):
+    if any(tag not in _MAP_VALUE_TYPES for tag in tags):
         return None
-    try:  # Spark strings cannot hold a lone surrogate: such a name goes the general way
-        decoded = [names[start:end].decode("utf-8") for start, end in itertools.pairwise(bounds)]
-    except UnicodeDecodeError:
-        return None
-    if "" in decoded or len(set(decoded)) != count:
-        return None
+    if named:
+        bounds = list(
+            itertools.accumulate(struct.unpack_from(f">{count}I", counts_and_lengths, 4), initial=0)
+        )
+        if bounds[-1] != len(names):
+            return None
+        try:  # Spark strings cannot hold a lone surrogate: such a name goes the general way
+            decoded = [
+                names[start:end].decode("utf-8") for start, end in itertools.pairwise(bounds)
+            ]
+        except UnicodeDecodeError:
+            return None
+        if "" in decoded or len(set(decoded)) != count:
+            return None
+    else:
+        decoded = [""] * count  # a Stream's values have no names
     entries, number_count, blob_count = _entries(decoded, tags, _MAP_VALUE_TYPES)
     return _MapShape(
         number=number,
+        named=named,
         counts_and_lengths=counts_and_lengths,
         names=names,
         tags=tags,
@@ -407,9 +433,11 @@ class _Scanned:
     correlation_bytes: dict[int, bytes] = field(default_factory=dict)  # by fast row
     general: list[tuple[int, Message]] = field(default_factory=list)
     map_shapes: list[_MapShape] = field(default_factory=list)  # the batch's, by number
-    # Per fast row with a map body (by fast row): its map shape's number, where the body starts
-    # in the message, and the lengths of its String and byte array values.
+    # Per fast row with a map body, and with a Stream body (by fast row): its body shape's
+    # number, where the body starts in the message, and the lengths of its String and byte
+    # array values.
     maps: dict[int, tuple[int, int, tuple[int, ...]]] = field(default_factory=dict)
+    streams: dict[int, tuple[int, int, tuple[int, ...]]] = field(default_factory=dict)
 
 
 def _find_row(
@@ -446,7 +474,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     add_message = scanned.messages.append
     add_lengths = scanned.string_lengths.extend
     last_shape = last_count = head = None
-    map_shapes: dict[tuple[bytes, bytes, bytes], _MapShape | None] = {}
+    map_shapes: dict[tuple[bool, bytes, bytes, bytes], _MapShape | None] = {}
     last_map: _MapShape | None = None
     for index, data in enumerate(messages):
         if type(data) is bytes:
@@ -483,12 +511,13 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                         body = head.body
                         if body == _BYTES_BODY:
                             at += 4 + unpack_u32(data, at)[0]
-                        elif body == _MAP_BODY:
+                        elif body in (_MAP_BODY, _STREAM_BODY):
                             body_at = at
                             map_shape = last_map
                             # As for properties: most maps have the shape of the one before.
                             if not (
                                 map_shape is not None
+                                and map_shape.named is (body == _MAP_BODY)
                                 and data.startswith(map_shape.counts_and_lengths, at)
                                 and data.startswith(
                                     map_shape.names, at + len(map_shape.counts_and_lengths)
@@ -499,7 +528,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                                 )
                             ):
                                 map_shape = last_map = _find_map_shape(
-                                    scanned, map_shapes, data, at
+                                    scanned, map_shapes, data, at, body == _MAP_BODY
                                 )
                             if map_shape is None:
                                 at = -1  # the general path reads it
@@ -514,8 +543,9 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                             else:
                                 at += 1 if present == 0 else size  # else refused
                         if at == size:
-                            if body == _MAP_BODY:
-                                scanned.maps[len(scanned.shapes)] = (
+                            if body in (_MAP_BODY, _STREAM_BODY):
+                                bodies = scanned.maps if body == _MAP_BODY else scanned.streams
+                                bodies[len(scanned.shapes)] = (
                                     map_shape.number,  # type: ignore[union-attr]
                                     body_at,
                                     map_payload,
@@ -542,19 +572,27 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
 
 def _find_map_shape(
     scanned: _Scanned,
-    seen: dict[tuple[bytes, bytes, bytes], _MapShape | None],
+    seen: dict[tuple[bool, bytes, bytes, bytes], _MapShape | None],
     data: bytes,
     at: int,
+    named: bool,
 ) -> _MapShape | None:
-    """The shape of the map body at ``at``: remembered, or made and validated; None when the
-    general path must read it."""
+    """The shape of the map body (``named``) or Stream body at ``at``: remembered, or made and
+    validated; None when the general path must read it."""
     (count,) = _U32.unpack_from(data, at)
-    lengths_end = at + 4 + 4 * count
+    lengths_end = at + 4 + (4 * count if named else 0)
     if count > _MOST_PROPERTIES_READ or lengths_end > len(data):
         return None
-    names_end = lengths_end + sum(struct.unpack_from(f">{count}I", data, at + 4))
-    key = (data[at:lengths_end], data[lengths_end:names_end], data[names_end : names_end + count])
-    if len(key[2]) != count:
+    names_end = lengths_end
+    if named:
+        names_end += sum(struct.unpack_from(f">{count}I", data, at + 4))
+    key = (
+        named,
+        data[at:lengths_end],
+        data[lengths_end:names_end],
+        data[names_end : names_end + count],
+    )
+    if len(key[3]) != count:
         return None
     found = seen.get(key, _UNSEEN)
     if found is _UNSEEN:
@@ -618,12 +656,14 @@ def _numbers(
 
 
 class _EntryValues(NamedTuple):
-    """The columns of a map of entries (properties, a map body) but its Strings and byte arrays:
-    ``payload_slots`` says which of its row's those each entry has (-1: none)."""
+    """The columns of a map of entries (properties, a map body) or of a Stream body's values but
+    their Strings, chars and byte arrays: ``payload_slots`` says which of its row's Strings and
+    byte arrays each entry has (-1: none), ``chars`` the char each entry holds (None: none)."""
 
     names: pa.Array
     items: list[pa.Array]  # type, boolean, long, double
     payload_slots: np.ndarray
+    chars: pa.Array | None
 
 
 def _entry_values(
@@ -635,7 +675,8 @@ def _entry_values(
 ) -> _EntryValues:
     """The values of entries each of which is ``entries[kind[i]]``, its numbers from
     ``first_number[i]`` on in ``integers`` and ``floating``: ``_GeneralPath`` unless every
-    integer is in its type's range and every float a 32-bit float."""
+    integer is in its type's range, every float a 32-bit float and every char one Spark holds
+    (not a lone surrogate)."""
 
     def per_entry(name: str, dtype: Any = np.int64) -> np.ndarray:
         return np.asarray([getattr(entry, name) for entry in entries], dtype=dtype)[kind]
@@ -646,6 +687,17 @@ def _entry_values(
     longs = _numbers(integers, first_number, integer_slots, not_integer)
     if ((longs < per_entry("low")) | (longs > per_entry("high"))).any():
         raise _GeneralPath
+    is_char = per_entry("char", np.bool_)
+    chars = None
+    if is_char.any():
+        codes = longs[is_char]
+        if ((codes >= 0xD800) & (codes <= 0xDFFF)).any():
+            raise _GeneralPath  # to_arrow refuses a lone surrogate: Spark strings cannot hold it
+        positions = np.cumsum(is_char) - 1
+        chars = pa.array(list(map(chr, codes.tolist())), type=pa.string()).take(
+            pa.array(positions, type=pa.int64(), mask=~is_char)
+        )
+        not_integer = not_integer | is_char
     floating_slots = per_entry("floating_slot")
     not_floating = floating_slots < 0
     doubles = _numbers(floating, first_number, floating_slots, not_floating)
@@ -662,6 +714,7 @@ def _entry_values(
             pa.array(doubles, type=pa.float64(), mask=not_floating),
         ],
         payload_slots=per_entry("string_slot"),
+        chars=chars,
     )
 
 
@@ -804,35 +857,49 @@ class _Columns:
     def map_body(self) -> pa.Array:
         """``map``: null but for the map bodies, every integer in its type's range, every float
         a 32-bit float, every String UTF-8."""
-        maps = self.scanned.maps
-        if not maps:
+        if not self.scanned.maps:
             return pa.nulls(self.count, _MAP_TYPE)
-        shapes = self.scanned.map_shapes
-        size = len(maps)
-        rows = np.fromiter(maps, np.int64, size)
-        shape = np.fromiter((found[0] for found in maps.values()), np.intp, size)
+        offsets, names, items, absent = self._body_values(self.scanned.maps)
+        return pa.MapArray.from_arrays(offsets, names, items, type=_MAP_TYPE, mask=absent)
 
-        def per_map(attribute: Callable[[_MapShape], int]) -> np.ndarray:
+    def stream_body(self) -> pa.Array:
+        """``stream``: null but for the Stream bodies, their values checked as ``map_body``'s."""
+        if not self.scanned.streams:
+            return pa.nulls(self.count, _STREAM_TYPE)
+        offsets, _, items, absent = self._body_values(self.scanned.streams)
+        return pa.ListArray.from_arrays(offsets, items, type=_STREAM_TYPE, mask=absent)
+
+    def _body_values(
+        self, bodies: dict[int, tuple[int, int, tuple[int, ...]]]
+    ) -> tuple[pa.Array, pa.Array, pa.StructArray, pa.Array]:
+        """The offsets, entry names, values and absent rows of the column of the map or
+        Stream bodies ``bodies`` (``_Scanned.maps`` or ``streams``)."""
+        shapes = self.scanned.map_shapes
+        size = len(bodies)
+        rows = np.fromiter(bodies, np.int64, size)
+        shape = np.fromiter((found[0] for found in bodies.values()), np.intp, size)
+
+        def per_body(attribute: Callable[[_MapShape], int]) -> np.ndarray:
             return np.asarray([attribute(entries) for entries in shapes], np.int64)[shape]
 
-        body_at = np.fromiter((found[1] for found in maps.values()), np.int64, size)
-        numbers_at = self.starts[rows] + body_at + per_map(lambda entries: entries.numbers_at)
-        numbers_size = per_map(lambda entries: entries.numbers_size)
+        body_at = np.fromiter((found[1] for found in bodies.values()), np.int64, size)
+        numbers_at = self.starts[rows] + body_at + per_body(lambda entries: entries.numbers_at)
+        numbers_size = per_body(lambda entries: entries.numbers_size)
         words = _joined(self.whole, numbers_at, numbers_at + numbers_size)
         integers = words.view(">i8").astype(np.int64)
         floating = words.view(">f8").astype(np.float64)
         first_number = _bases(numbers_size // 8)
         # The String and byte array values: after the numbers and their lengths.
-        payload_count = per_map(lambda entries: entries.payload_lengths_size // 4)
+        payload_count = per_body(lambda entries: entries.payload_lengths_size // 4)
         payload = np.fromiter(
-            itertools.chain.from_iterable(found[2] for found in maps.values()), np.int64
+            itertools.chain.from_iterable(found[2] for found in bodies.values()), np.int64
         )
         first_payload = _bases(payload_count)
         sums = np.zeros(len(payload) + 1, dtype=np.int64)
         np.cumsum(payload, out=sums[1:])
-        map_of_payload = np.repeat(np.arange(size), payload_count)
+        body_of_payload = np.repeat(np.arange(size), payload_count)
         payload_starts = (numbers_at + numbers_size + 4 * payload_count - sums[first_payload])[
-            map_of_payload
+            body_of_payload
         ] + sums[:-1]
         spans = _spans(self.whole, payload_starts, payload_starts + payload)
 
@@ -842,14 +909,14 @@ class _Columns:
         shape_counts = np.asarray([len(entries.entries) for entries in shapes], np.int64)
         entry_counts = shape_counts[shape]
         total = int(entry_counts.sum())
-        entry_map = np.repeat(np.arange(size), entry_counts)
+        entry_body = np.repeat(np.arange(size), entry_counts)
         entry_kind = np.repeat(
             _bases(shape_counts)[shape] - _bases(entry_counts), entry_counts
         ) + np.arange(total)
 
-        values = _entry_values(entries, entry_kind, first_number[entry_map], integers, floating)
+        values = _entry_values(entries, entry_kind, first_number[entry_body], integers, floating)
         is_binary = binary[entry_kind]
-        at = first_payload[entry_map] + values.payload_slots
+        at = first_payload[entry_body] + values.payload_slots
         not_string = (values.payload_slots < 0) | is_binary
         not_bytes = (values.payload_slots < 0) | ~is_binary
         texts = (
@@ -857,6 +924,11 @@ class _Columns:
             if not_string.all()
             else _gather(spans, at, not_string, pa.string())
         )
+        if values.chars is not None:
+            # Imported here, where a task needs it: the driver's processes import this module.
+            import pyarrow.compute as pc
+
+            texts = pc.coalesce(texts, values.chars)
         raw = (
             pa.nulls(total, pa.binary())
             if not_bytes.all()
@@ -873,9 +945,7 @@ class _Columns:
         np.cumsum(counts, out=offsets[1:])
         absent = np.ones(self.count, dtype=np.bool_)
         absent[rows] = False
-        return pa.MapArray.from_arrays(
-            pa.array(offsets), values.names, items, type=_MAP_TYPE, mask=pa.array(absent)
-        )
+        return pa.array(offsets), values.names, items, pa.array(absent)
 
     def delivery_count(self) -> pa.Array:
         slots = self.per_row(lambda row: row.delivery_count_slot)
@@ -934,7 +1004,7 @@ class _Columns:
             "text": self.header_string("text"),
             "bytes": bytes_body,
             "map": self.map_body(),
-            "stream": pa.nulls(self.count, MESSAGE_ARROW_SCHEMA.field("stream").type),
+            "stream": self.stream_body(),
             "object": object_body,
         }
         return [by_name[name] for name in MESSAGE_ARROW_SCHEMA.names]
