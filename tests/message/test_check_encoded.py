@@ -20,6 +20,8 @@ from jms.message import (
     Message,
     Queue,
     StreamMessage,
+    TemporaryQueue,
+    TemporaryTopic,
     TextMessage,
     Topic,
     codec,
@@ -82,6 +84,9 @@ def _common_messages(draw: st.DrawFn) -> Message:
             message.write_object(value)
     destination = draw(st.sampled_from([Queue, Topic]))(draw(_strings.filter(bool)))
     message.set_jms_destination(destination)
+    if draw(st.booleans()):  # request/reply: a reply-to of any kind
+        kind = draw(st.sampled_from([Queue, Topic, TemporaryQueue, TemporaryTopic]))
+        message.set_jms_reply_to(kind(draw(_strings.filter(bool))))
     message.set_jms_message_id(draw(st.none() | _strings.map(lambda text: "ID:" + text)))
     message.set_jms_correlation_id(draw(st.none() | _strings))
     message.set_jms_type(draw(st.none() | _strings))
@@ -212,6 +217,7 @@ def test_the_common_shape_is_checked_without_decoding(monkeypatch: pytest.Monkey
     message.set_jms_message_id("ID:a-1")
     message.set_jms_correlation_id("c")
     message.set_jms_type("car")
+    message.set_jms_reply_to(TemporaryQueue("ID:client-1:replies"))
     for name, value in {
         "n": Long(7),
         "region": "eu",
@@ -300,6 +306,21 @@ def test_a_character_cut_between_two_strings_gets_decodes_refusal() -> None:
     message.set_string_property("t", "bc")
     forged = _length_moved(encode(message), (3, 2), (2, 3))
     assert "can't decode byte 0xc3" in _refused_alike(forged, _restamped)
+
+
+def test_a_forged_reply_to_gets_decodes_refusal() -> None:
+    """A JMSReplyTo with an empty name, or of a kind no destination has."""
+    message = TextMessage("text")
+    message.set_jms_destination(Queue("q"))
+    message.set_jms_reply_to(Topic("r"))
+    encoded = encode(message)
+    forged = _length_moved(encoded, (1, 1), (2, 0))  # the names "q" and "r" become "qr" and ""
+    for check in (check_encoded, _restamped):
+        assert "JMSReplyTo has an empty name" in _refused_alike(forged, check)
+    kind_at = struct.calcsize(">2sBBBBBBB")  # after the JMSDestination's kind
+    assert encoded[kind_at] == 1  # a Topic
+    forged = encoded[:kind_at] + b"\x07" + encoded[kind_at + 1 :]
+    assert "unknown destination kind 7 for JMSReplyTo" in _refused_alike(forged, _restamped)
 
 
 def _int_property_message() -> bytes:

@@ -792,8 +792,8 @@ def _checked_in_one_pass(
     identity = shape.identity_strings
     at = offset + sum(lengths[:identity])
     name_length = lengths[identity]
-    if not name_length:
-        return None
+    if not name_length or (shape.has_reply_to and not lengths[identity + 1]):
+        return None  # decode refuses an empty JMSDestination or JMSReplyTo name
     destination = _fast_destination(shape.destination_kind, data[at : at + name_length])
     offset = strings_end
     property_count = shape.property_count
@@ -928,6 +928,7 @@ class _Shape(NamedTuple):
     body_tag: int
     one_pass: bool
     has_message_id: bool
+    has_reply_to: bool  # its name is the string after the destination's
     stamped_fields: bytes  # the small fields restamped: JMSRedelivered false, a JMSMessageID
     property_count_bytes: bytes
     stamped_lengths: struct.Struct  # the string lengths restamped
@@ -962,18 +963,26 @@ def _shape(key: bytes) -> _Shape:
             and not bits & ~_FAST_BITS
             and bool(bits & _HAS_DESTINATION)
             and destination_kind <= 1  # not a temporary destination
-            and reply_to_kind == _NO_DESTINATION
+            # (a JMSReplyTo of any kind: _fixed_header_problem has matched it to its bit)
+            and (reply_to_kind == _NO_DESTINATION or reply_to_kind < len(_DESTINATION_CLASSES))
         ),
         has_message_id=has_message_id,
+        has_reply_to=bool(bits & _HAS_REPLY_TO),
         stamped_fields=bytes(stamped_fields),
         property_count_bytes=key[_SMALL_FIELDS_END:],
         stamped_lengths=_lengths_struct(header_strings + property_count + (not has_message_id)),
     )
 
 
-# What ``check_encoded`` reads in one pass: the optional strings, a destination, a text body.
+# What ``check_encoded`` reads in one pass: the optional strings, a destination, a reply-to, a
+# text body.
 _FAST_BITS: Final = (
-    _HAS_MESSAGE_ID | _HAS_CORRELATION_STR | _HAS_TYPE | _HAS_DESTINATION | _HAS_TEXT
+    _HAS_MESSAGE_ID
+    | _HAS_CORRELATION_STR
+    | _HAS_TYPE
+    | _HAS_DESTINATION
+    | _HAS_REPLY_TO
+    | _HAS_TEXT
 )
 # The strings before the destination's name among a message's strings.
 _IDENTITY_BITS: Final = _HAS_MESSAGE_ID | _HAS_CORRELATION_STR | _HAS_TYPE
