@@ -12,9 +12,10 @@ is the sink's direction: the same messages as ``MESSAGE_SCHEMA`` Arrow batches, 
 ``arrow_to_encoded`` (column by column) against ``from_arrow`` and ``encode`` (a message per row,
 what a sink task did). The third table does the same for rows of three shapes: the same
 messages with two optional properties (``color`` in every other message, ``price`` in three of
-four), which ``arrow_to_encoded`` encodes shape by shape. The last two tables take both
+four), which ``arrow_to_encoded`` encodes shape by shape. The next two tables take both
 directions for MapMessages of five entries (a String, a double, a long, a boolean, a byte
-array).
+array), the last two for StreamMessages of six values (a String, a float, a double, a long, a
+char, a boolean) with a reply-to and a float property.
 Run: ``python bench/columnar_bench.py [--messages 100000] [--repeat 3]``.
 """
 
@@ -29,7 +30,7 @@ import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
 
-from jms.message import MapMessage, Queue, TextMessage
+from jms.message import MapMessage, Queue, StreamMessage, TemporaryQueue, TextMessage
 from jms.message.codec import decode, encode
 from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.columnar import encoded_to_arrow
@@ -71,6 +72,28 @@ def map_messages(count: int) -> list[bytes]:
         message.set_jms_timestamp(1_763_769_600_000 + number)
         message.set_jms_destination(Queue("trades"))
         message.set_int_property("desk", number % 7)
+        encoded.append(encode(message))
+    return encoded
+
+
+def stream_messages(count: int) -> list[bytes]:
+    """StreamMessages of a sensor reading sent as a request: six values (a String, a float, a
+    double, a long, a char, a boolean), a reply-to temporary queue, a message ID, a timestamp, a
+    destination and a float property."""
+    encoded = []
+    for number in range(count):
+        message = StreamMessage()
+        message.write_string(f"sensor-{number % 50}")
+        message.write_float(20 + number % 100 / 8)
+        message.write_double(1013.25 + number / 1000)
+        message.write_long(1_763_769_600_000 + number)
+        message.write_char("C")
+        message.write_boolean(number % 2 == 0)
+        message.set_jms_reply_to(TemporaryQueue("ID:client-1:1:replies"))
+        message.set_jms_message_id(f"ID:broker-1:42:1:{number}")
+        message.set_jms_timestamp(1_763_769_600_000 + number)
+        message.set_jms_destination(Queue("readings"))
+        message.set_float_property("threshold", 25.5)
         encoded.append(encode(message))
     return encoded
 
@@ -181,6 +204,17 @@ def main() -> None:
     )
     console.print(
         to_bytes_table("Arrow → codec bytes: the same MapMessages", maps, arguments.repeat)
+    )
+    streams = stream_messages(arguments.messages)
+    console.print(
+        to_arrow_table(
+            "codec bytes → Arrow: StreamMessages of six values, a reply-to, a float property",
+            streams,
+            arguments.repeat,
+        )
+    )
+    console.print(
+        to_bytes_table("Arrow → codec bytes: the same StreamMessages", streams, arguments.repeat)
     )
     decoding = best_rate(decode_only, sliced(encoded, BATCH_SIZES[-1]), count, arguments.repeat)
     console.print(
