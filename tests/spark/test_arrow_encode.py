@@ -23,6 +23,7 @@ from jms.message import (
     Destination,
     MapMessage,
     Message,
+    ObjectMessage,
     Queue,
     StreamMessage,
     TemporaryQueue,
@@ -81,9 +82,10 @@ _TIMES = st.integers(*LONG_RANGE)
 @st.composite
 def _one_shape(draw: st.DrawFn) -> list[Message]:
     """Messages that share a shape: one body class, the same optional headers (reply-to among
-    them) present, the same property names and types in the same order (and map entry names and
-    types, for a map body); every value drawn apart."""
-    body = draw(st.sampled_from(["text", "bytes", "map", "stream"]))
+    them) and text present, the same property names and types in the same order (and map entry
+    names and types, or Stream value types, for such a body); every value drawn apart."""
+    body = draw(st.sampled_from(["message", "text", "bytes", "map", "stream", "object"]))
+    has_text = draw(st.booleans())
     entry_names = draw(st.lists(utf8_strings.filter(bool), unique=True, max_size=4))
     entry_kinds = [draw(st.sampled_from(sorted(_MAP_KINDS))) for _ in entry_names]
     headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
@@ -99,8 +101,12 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
     messages: list[Message] = []
     for _ in range(draw(st.integers(1, 6))):
         message: Message
-        if body == "text":
-            message = TextMessage(draw(utf8_strings))
+        if body == "message":
+            message = Message()
+        elif body == "text":
+            message = TextMessage(draw(utf8_strings) if has_text else None)
+        elif body == "object":  # a serialized object, or none, in any row
+            message = ObjectMessage(draw(st.none() | st.integers() | utf8_strings))
         elif body == "bytes":
             message = BytesMessage()
             message.write_bytes(draw(st.binary(max_size=12)))

@@ -14,11 +14,12 @@ encoded, and put back in their places) when its shapes hold ``ROWS_PER_SHAPE`` r
 average: messages whose properties differ from row to row (an optional property, a property
 column with nulls) are the common case of that.
 
-The shape taken: every body a non-null text, every body bytes, every body a map whose entries
-have the same names (non-empty, distinct) and types in the same order, or every body a Stream
-whose values have the same types in the same order (a body value: a property's type, char,
-byte[] or a null); each of message ID, correlation ID, type and reply-to present in every row
-or in none; no correlation ID bytes, delivery count or Object body; every row's properties the
+The shape taken: one body type in every row — none, a text (present in every row or in none),
+bytes, an object (serialized or none, row by row), a map whose entries have the same names
+(non-empty, distinct) and types in the same order, or a Stream whose values have the same types
+in the same order (a body value: a property's type, char, byte[] or a null); each of message
+ID, correlation ID, type and reply-to present in every row or in none; no correlation ID bytes
+or delivery count; every row's properties the
 same names (valid and distinct; a JMSX one of the type the spec gives it, not
 JMSXDeliveryCount) with the same types (boolean, byte, short, int, long, float, double or
 String), in the same order. Every value is checked and converted as ``from_arrow`` does it
@@ -97,6 +98,16 @@ _TEXT_BODY: Final = 1
 _BYTES_BODY: Final = 2
 _MAP_BODY: Final = 3
 _STREAM_BODY: Final = 4
+_OBJECT_BODY: Final = 5
+# Each body type: its codec tag, and the column that holds its body (none for a plain message).
+_BODIES: Final[dict[str, tuple[int, str | None]]] = {
+    "message": (0, None),
+    "text": (_TEXT_BODY, "text"),
+    "bytes": (_BYTES_BODY, "bytes"),
+    "map": (_MAP_BODY, "map"),
+    "stream": (_STREAM_BODY, "stream"),
+    "object": (_OBJECT_BODY, "object"),
+}
 _MODES: Final = {"NON_PERSISTENT": 1, "PERSISTENT": 2}
 # Java type -> (value field, codec tag); booleans are tagged by their value.
 _PROPERTY_KINDS: Final = {
@@ -239,31 +250,16 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     rows = batch.num_rows
     column = batch.column
     body_types = column("body_type")
-    if _all(pc.equal(body_types, "text")):
-        body = _TEXT_BODY
-        if column("text").null_count or column("bytes").null_count != rows:
-            raise _OtherShape
-    elif _all(pc.equal(body_types, "bytes")):
-        body = _BYTES_BODY
-        if column("text").null_count != rows:
-            raise _OtherShape
-    elif _all(pc.equal(body_types, "map")):
-        body = _MAP_BODY
-    elif _all(pc.equal(body_types, "stream")):
-        body = _STREAM_BODY
-    else:
+    first_type = body_types[0].as_py()
+    if first_type not in _BODIES or not _all(pc.equal(body_types, first_type)):
         raise _OtherShape
-    if body in (_MAP_BODY, _STREAM_BODY) and (
-        column("text").null_count != rows or column("bytes").null_count != rows
-    ):
-        raise _OtherShape
-    if (body != _MAP_BODY and column("map").null_count != rows) or (
-        body != _STREAM_BODY and column("stream").null_count != rows
-    ):
-        raise _OtherShape
-    if column("object").null_count != rows or any(
-        column(name).null_count != rows for name in _ABSENT_COLUMNS
-    ):
+    body, body_column = _BODIES[first_type]
+    # Every other body column null in every row, as from_arrow requires.
+    if any(
+        column(name).null_count != rows
+        for _, name in _BODIES.values()
+        if name is not None and name != body_column
+    ) or any(column(name).null_count != rows for name in _ABSENT_COLUMNS):
         raise _OtherShape
     modes = column("delivery_mode")
     priorities = column("priority")
@@ -301,7 +297,7 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
         reply_to_kinds, reply_to_names = _parsed(column("reply_to"))
         strings.append(reply_to_names)
         lengths.append(_lengths(reply_to_names))
-    if body == _TEXT_BODY:
+    if body == _TEXT_BODY and _present(column("text")):
         bits |= _HAS_TEXT
         texts = _binary(column("text"))
         strings.append(texts)
@@ -342,6 +338,16 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
         entries = _Entries(column("stream"), rows, body=True)
         head = np.array([entries.count], ">u4").tobytes()  # the value count, the same in every row
         parts += [pa.scalar(head, pa.large_binary()), *entries.parts()]
+    elif body == _OBJECT_BODY:
+        # A serialized object: 1, its length and its bytes; no object: 0.
+        serialized = _binary(column("object"))
+        head = np.zeros(rows, np.dtype([("present", "u1"), ("length", ">u4")]))
+        head["present"] = 1
+        head["length"] = _lengths(serialized.fill_null(b""))
+        parts += [
+            pc.if_else(serialized.is_valid(), _fixed_width(head), b"\x00"),
+            serialized.fill_null(b""),
+        ]
     joined = pc.binary_join_element_wise(*parts, pa.scalar(b"", pa.large_binary()))
     return joined.to_pylist()  # type: ignore[no-any-return]
 
