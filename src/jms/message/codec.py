@@ -814,6 +814,14 @@ def _checked_in_one_pass(
         if offset + 4 > size:
             return None
         offset += 4 + _U32.unpack_from(data, offset)[0]
+    elif body == _OBJECT_BODY_TAG:  # a presence flag, then the serialized object if present
+        present = data[offset] if offset < size else -1
+        if present == 1 and offset + 5 <= size:
+            offset += 5 + _U32.unpack_from(data, offset + 1)[0]
+        elif present == 0:
+            offset += 1
+        else:
+            return None
     elif body in (_MAP_BODY_TAG, _STREAM_BODY_TAG):
         if offset + 4 > size:
             return None
@@ -959,7 +967,6 @@ def _shape(key: bytes) -> _Shape:
         one_pass=(
             # any size: whether the message holds its property count is checked message by message
             _fixed_header_problem(fields, 2**32) is None
-            and body_tag != _OBJECT_BODY_TAG  # a serialized object: decode reads it
             and not bits & ~_FAST_BITS
             and bool(bits & _HAS_DESTINATION)
             and destination_kind <= 1  # not a temporary destination
