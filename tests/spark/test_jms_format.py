@@ -29,7 +29,7 @@ from jms.message import Message, Queue
 from jms.spark import MESSAGE_SCHEMA, from_rows, selector_to_column, worker_python
 from jms.stomp.service import ServerThread
 from jms.stomp.tls import ServerTls
-from jms.types import Long
+from jms.types import Char, Float, Long
 from tests.certificates import make_certificates
 from tests.spark.served_broker import ServedStore
 from tests.strategies import message_fingerprint
@@ -183,28 +183,46 @@ def test_message_schema_rows_may_leave_out_the_columns_they_never_use(
 
 
 def _varied(session: Session, queue: str, count: int) -> list[Message]:
-    """Messages unlike the bench's, each kind on a fast path of its own both ways: MapMessages,
-    texts beyond ASCII, message groups, an optional property (a batch of these is encoded shape
-    by shape)."""
+    """Messages unlike the bench's, each kind on a fast path of its own both ways: MapMessages
+    (chars and floats among their values), texts beyond ASCII, message groups, an optional
+    property (a batch of these is encoded shape by shape), StreamMessages, ObjectMessages,
+    plain messages with a float property, requests with a reply-to (a temporary queue or
+    not)."""
     producer = session.create_producer(Queue(queue))
+    replies = session.create_temporary_queue()
     sent = []
     for number in range(count):
         message: Message
-        if number % 4 == 0:
+        kind = number % 8
+        if kind == 0:
             message = session.create_map_message()
             message.set_string("symbol", ("ACME", "Größe", "東京")[number % 3])  # type: ignore[attr-defined]
             message.set_double("price", number / 8)  # type: ignore[attr-defined]
             message.set_bytes("raw", bytes([number % 256, 0xFF]))  # type: ignore[attr-defined]
-        elif number % 4 == 1:
+            message.set_char("currency", "€")  # type: ignore[attr-defined]
+            message.set_float("ratio", number / 3)  # type: ignore[attr-defined]
+        elif kind == 1:
             message = session.create_text_message(f"Grüße {number}, 東京")
-        elif number % 4 == 2:
+        elif kind == 2:
             message = session.create_text_message(f"group {number}")
             message.set_string_property("JMSXGroupID", f"g{number % 5}")
             message.set_int_property("JMSXGroupSeq", number + 1)
-        else:
+        elif kind == 3:
             message = session.create_text_message(f"plain {number}")
-            if number % 8 == 3:
+            if number % 16 == 3:
                 message.set_string_property("optional", "here")
+        elif kind == 4:
+            message = session.create_stream_message()
+            for value in (f"sensor-{number % 7}", Float(number / 7), Char("°"), b"\x01", None):
+                message.write_object(value)  # type: ignore[attr-defined]
+        elif kind == 5:
+            message = session.create_object_message({"order": number} if number % 16 else None)
+        elif kind == 6:
+            message = session.create_message()
+            message.set_float_property("threshold", number / 9)
+        else:
+            message = session.create_text_message(f"request {number}")
+            message.set_jms_reply_to(replies if number % 16 == 7 else Queue("replies"))
         message.set_long_property("n", Long(number))
         producer.send(message)
         sent.append(message)
@@ -214,8 +232,8 @@ def _varied(session: Session, queue: str, count: int) -> list[Message]:
 def test_messages_of_every_common_kind_cross_spark_both_ways(
     jms_spark: SparkSession, broker_url: str, session: Session
 ) -> None:
-    """Maps, texts in any language, message groups and optional properties, read in pages and
-    written back, arrive as they were sent (their IDs and timestamps new)."""
+    """Messages of every body kind and of the shapes the bench's are not (``_varied``), read in
+    pages and written back, arrive as they were sent (their IDs and timestamps new)."""
     queue = _queue()
     sent = _varied(session, queue, 640)
     _read(jms_spark, broker_url, queue, minPartitions="2").write.format("jms").mode(
@@ -228,6 +246,7 @@ def test_messages_of_every_common_kind_cross_spark_both_ways(
         original = by_number[copy.get_long_property("n")]
         assert type(copy) is type(original)
         assert message_fingerprint(copy)[-2:] == message_fingerprint(original)[-2:]
+        assert copy.get_jms_reply_to() == original.get_jms_reply_to()
 
 
 def _stream(
