@@ -19,15 +19,14 @@ bytes, an object (serialized or none, row by row), a map whose entries have the 
 (non-empty, distinct) and types in the same order, or a Stream whose values have the same types
 in the same order (a body value: a property's type, char, byte[] or a null); each of message
 ID, correlation ID, type and reply-to present in every row or in none; no correlation ID bytes
-or delivery count; every row's properties the
-same names (valid and distinct; a JMSX one of the type the spec gives it, not
-JMSXDeliveryCount) with the same types (boolean, byte, short, int, long, float, double or
-String), in the same order. Every value is checked and converted as ``from_arrow`` does it
-(priorities 0-9, delivery mode names, integer ranges, destinations that parse, a char one
-UTF-16 code unit, a float rounded to 32 bits and within their range), in bulk. Any
-other batch (or a shape of it) gives None, and the caller takes the general path, ``from_arrow``
-and ``encode``, which gives the same bytes or ``from_arrow``'s own refusal: this module never
-words one. Property tests hold the two paths to the same bytes.
+or delivery count; every row's properties the same names (valid and distinct; a JMSX one of the
+type the spec gives it, not JMSXDeliveryCount) with the same types (boolean, byte, short, int,
+long, float, double or String), in the same order. Every value is checked and converted as
+``from_arrow`` does it (priorities 0-9, delivery mode names, integer ranges, destinations that
+parse, a char one UTF-16 code unit, a float rounded to 32 bits and within a float's range), in
+bulk. Any other batch (or a shape of it) gives None, and the caller takes the general path,
+``from_arrow`` and ``encode``, which gives the same bytes or ``from_arrow``'s own refusal: this
+module never words one. Property tests hold the two paths to the same bytes.
 """
 
 from __future__ import annotations
