@@ -589,6 +589,34 @@ def test_a_staged_batch_published_beyond_the_window_comes_back_whole_in_order_af
     second.close()
 
 
+def test_ranges_named_out_of_order_are_moved_in_that_order_without_reading_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests that follow each other make one run in the broker, however the writer reports
+    their ranges (out of order when two were in flight and the second answered first, or apart
+    from a failed attempt's leftovers before them): each range is moved as the part of the run
+    it names, nothing read back from the store."""
+    staging = Queue("staging.p0")
+    broker = _broker(SQLiteStore(tmp_path), 4)
+    connection = broker.connect()
+    texts = [f"m{n}" for n in range(30)]
+    leftover, first, second = (
+        broker.stage_encoded(connection, staging, [encode(_message(t)) for t in part])
+        for part in (texts[:5], texts[5:20], texts[20:])
+    )
+    assert (leftover.last_seq, first.first_seq, second.last_seq) == (5, 6, 30)
+
+    def refuse(*arguments: object) -> None:
+        raise AssertionError("the publish read staged messages back from the store")
+
+    monkeypatch.setattr(broker._store, "read_encoded_entries", refuse)
+    assert broker.publish_staged(connection, [second, first]) == 25
+    assert _stats(broker, "queue://staging.p0") == (0, 0)  # the leftovers consumed too
+    received = _consume(broker, connection, ConsumerSpec(ORDERS, prefetch=3), 25)
+    assert _texts(received) == [*texts[20:], *texts[5:20]]
+    broker.close()
+
+
 def test_staged_ranges_staged_before_a_restart_are_published_after_it(tmp_path: Path) -> None:
     """A broker that did not stage them reads the staged messages back to publish them: the
     runs it remembers are gone with the process that staged them."""

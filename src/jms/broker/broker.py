@@ -47,6 +47,7 @@ should own beyond the in-memory window (the store decides durability).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import heapq
 import itertools
@@ -1170,19 +1171,25 @@ class Broker:
         )
 
     def _runs_of(self, part: StagedRange) -> list[StagedRun] | None:
-        """The runs this broker staged that make up ``part`` exactly, or None if it did not stage
-        them all (they were staged before it started)."""
-        found = [
-            run
-            for run in self._staged_runs.get(str(part.queue), ())
-            if part.first_seq <= run.first_seq and run.last_seq <= part.last_seq
-        ]
+        """The runs this broker staged that hold ``part``'s messages, each cut to ``part``, or
+        None if it did not stage them all (they were staged before it started).
+
+        A run may hold more than ``part``: the requests of one writer that follow each other
+        make one run whichever ranges the writer reports (requests answered out of order, the
+        leftovers of a failed attempt before a retry's)."""
+        found: list[StagedRun] = []
         expected = part.first_seq
-        for run in found:
-            if run.first_seq != expected:
-                return None
-            expected = run.last_seq + 1
-        return found if expected == part.last_seq + 1 else None
+        for run in self._staged_runs.get(str(part.queue), ()):
+            if run.last_seq < expected:
+                continue
+            if run.first_seq > expected:
+                return None  # a number no run holds
+            last = min(run.last_seq, part.last_seq)
+            found.append(dataclasses.replace(run, first_seq=expected, last_seq=last))
+            expected = last + 1
+            if expected > part.last_seq:
+                return found
+        return None
 
     def _read_staging(
         self, connection_id: int, ranges: list[StagedRange], marker: BatchMarker | None

@@ -101,8 +101,8 @@ class BatchMarker:
 @dataclass(slots=True)
 class StagedRun:
     """Staged messages numbered ``first_seq`` to ``last_seq`` in their staging queue, all for
-    ``destination`` and of one delivery mode; ``due_by`` is the latest JMSDeliveryTime among
-    them."""
+    ``destination`` and of one delivery mode; none of them has a JMSDeliveryTime after
+    ``due_by`` (the latest among them, or among the run it was cut from)."""
 
     first_seq: int
     last_seq: int
