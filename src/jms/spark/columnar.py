@@ -11,7 +11,7 @@ floating payloads read by numpy as big-endian words.
 
 What the messages of one application share — header flags, which header strings travel,
 property names and types, a Map body's entry names and types, a Stream body's value types — is
-a *shape*, validated once per batch (``_Head``, ``_Row``, ``_MapShape``), so that checking a
+a *shape*, validated once per batch (``_Head``, ``_Row``, ``_BodyShape``), so that checking a
 message's shape costs a few in-place comparisons with the message before, or a dictionary
 look-up. Values are checked as ``decode`` checks them (integer ranges, 32-bit floats,
 UTF-8, non-empty destination names) in bulk after the loop.
@@ -205,7 +205,7 @@ class _Row:
 
 
 @dataclass(frozen=True, slots=True)
-class _MapShape:
+class _BodyShape:
     """The entry names and value tags of a map body, or the value tags of a Stream body (not
     ``named``: no names): ``number`` is its place in the batch's list of body shapes;
     ``entries`` read as the properties' do (a byte array's payload among the String values, its
@@ -256,9 +256,9 @@ def _entries(
     return entries, len(number_slot), len(blobs)
 
 
-def _map_shape(
+def _body_shape(
     number: int, named: bool, counts_and_lengths: bytes, names: bytes, tags: bytes
-) -> _MapShape | None:
+) -> _BodyShape | None:
     """The shape of map bodies with these entry names and tags (``named``), or of Stream bodies
     with these value tags, or None when the general path must read them (a tag it does not
     know, names ``decode`` refuses or Spark cannot hold)."""
@@ -282,7 +282,7 @@ def _map_shape(
     else:
         decoded = [""] * count  # a Stream's values have no names
     entries, number_count, blob_count = _entries(decoded, tags, _MAP_VALUE_TYPES)
-    return _MapShape(
+    return _BodyShape(
         number=number,
         named=named,
         counts_and_lengths=counts_and_lengths,
@@ -432,7 +432,7 @@ class _Scanned:
     string_lengths: list[int] = field(default_factory=list)
     correlation_bytes: dict[int, bytes] = field(default_factory=dict)  # by fast row
     general: list[tuple[int, Message]] = field(default_factory=list)
-    map_shapes: list[_MapShape] = field(default_factory=list)  # the batch's, by number
+    body_shapes: list[_BodyShape] = field(default_factory=list)  # the batch's, by number
     # Per fast row with a map body, and with a Stream body (by fast row): its body shape's
     # number, where the body starts in the message, and the lengths of its String and byte
     # array values.
@@ -474,8 +474,8 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     add_message = scanned.messages.append
     add_lengths = scanned.string_lengths.extend
     last_shape = last_count = head = None
-    map_shapes: dict[tuple[bool, bytes, bytes, bytes], _MapShape | None] = {}
-    last_map: _MapShape | None = None
+    seen_bodies: dict[tuple[bool, bytes, bytes, bytes], _BodyShape | None] = {}
+    last_body: _BodyShape | None = None
     for index, data in enumerate(messages):
         if type(data) is bytes:
             try:
@@ -513,29 +513,29 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                             at += 4 + unpack_u32(data, at)[0]
                         elif body in (_MAP_BODY, _STREAM_BODY):
                             body_at = at
-                            map_shape = last_map
-                            # As for properties: most maps have the shape of the one before.
+                            body_shape = last_body
+                            # As for properties: most bodies have the shape of the one before.
                             if not (
-                                map_shape is not None
-                                and map_shape.named is (body == _MAP_BODY)
-                                and data.startswith(map_shape.counts_and_lengths, at)
+                                body_shape is not None
+                                and body_shape.named is (body == _MAP_BODY)
+                                and data.startswith(body_shape.counts_and_lengths, at)
                                 and data.startswith(
-                                    map_shape.names, at + len(map_shape.counts_and_lengths)
+                                    body_shape.names, at + len(body_shape.counts_and_lengths)
                                 )
                                 and data.startswith(
-                                    map_shape.tags,
-                                    at + map_shape.numbers_at - len(map_shape.tags),
+                                    body_shape.tags,
+                                    at + body_shape.numbers_at - len(body_shape.tags),
                                 )
                             ):
-                                map_shape = last_map = _find_map_shape(
-                                    scanned, map_shapes, data, at, body == _MAP_BODY
+                                body_shape = last_body = _find_body_shape(
+                                    scanned, seen_bodies, data, at, body == _MAP_BODY
                                 )
-                            if map_shape is None:
+                            if body_shape is None:
                                 at = -1  # the general path reads it
                             else:
-                                at += map_shape.numbers_at + map_shape.numbers_size
-                                map_payload = map_shape.unpack_payload_lengths(data, at)
-                                at += map_shape.payload_lengths_size + sum(map_payload)
+                                at += body_shape.numbers_at + body_shape.numbers_size
+                                body_payload = body_shape.unpack_payload_lengths(data, at)
+                                at += body_shape.payload_lengths_size + sum(body_payload)
                         elif body == _OBJECT_BODY:
                             present = data[at] if at < size else -1
                             if present == 1:
@@ -546,9 +546,9 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                             if body in (_MAP_BODY, _STREAM_BODY):
                                 bodies = scanned.maps if body == _MAP_BODY else scanned.streams
                                 bodies[len(scanned.shapes)] = (
-                                    map_shape.number,  # type: ignore[union-attr]
+                                    body_shape.number,  # type: ignore[union-attr]
                                     body_at,
-                                    map_payload,
+                                    body_payload,
                                 )
                             if head.correlation_bytes:
                                 scanned.correlation_bytes[len(scanned.shapes)] = data[
@@ -570,13 +570,13 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
     return scanned
 
 
-def _find_map_shape(
+def _find_body_shape(
     scanned: _Scanned,
-    seen: dict[tuple[bool, bytes, bytes, bytes], _MapShape | None],
+    seen: dict[tuple[bool, bytes, bytes, bytes], _BodyShape | None],
     data: bytes,
     at: int,
     named: bool,
-) -> _MapShape | None:
+) -> _BodyShape | None:
     """The shape of the map body (``named``) or Stream body at ``at``: remembered, or made and
     validated; None when the general path must read it."""
     (count,) = _U32.unpack_from(data, at)
@@ -596,9 +596,9 @@ def _find_map_shape(
         return None
     found = seen.get(key, _UNSEEN)
     if found is _UNSEEN:
-        found = seen[key] = _map_shape(len(scanned.map_shapes), *key)
+        found = seen[key] = _body_shape(len(scanned.body_shapes), *key)
         if found is not None:
-            scanned.map_shapes.append(found)
+            scanned.body_shapes.append(found)
     return found  # type: ignore[return-value]
 
 
@@ -874,12 +874,12 @@ class _Columns:
     ) -> tuple[pa.Array, pa.Array, pa.StructArray, pa.Array]:
         """The offsets, entry names, values and absent rows of the column of the map or
         Stream bodies ``bodies`` (``_Scanned.maps`` or ``streams``)."""
-        shapes = self.scanned.map_shapes
+        shapes = self.scanned.body_shapes
         size = len(bodies)
         rows = np.fromiter(bodies, np.int64, size)
         shape = np.fromiter((found[0] for found in bodies.values()), np.intp, size)
 
-        def per_body(attribute: Callable[[_MapShape], int]) -> np.ndarray:
+        def per_body(attribute: Callable[[_BodyShape], int]) -> np.ndarray:
             return np.asarray([attribute(entries) for entries in shapes], np.int64)[shape]
 
         body_at = np.fromiter((found[1] for found in bodies.values()), np.int64, size)
