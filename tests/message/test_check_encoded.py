@@ -91,7 +91,11 @@ def _common_messages(draw: st.DrawFn) -> Message:
         kind = draw(st.sampled_from([Queue, Topic, TemporaryQueue, TemporaryTopic]))
         message.set_jms_reply_to(kind(draw(_strings.filter(bool))))
     message.set_jms_message_id(draw(st.none() | _strings.map(lambda text: "ID:" + text)))
-    message.set_jms_correlation_id(draw(st.none() | _strings))
+    correlation = draw(st.none() | _strings | st.binary(max_size=24))
+    if isinstance(correlation, bytes):
+        message.set_jms_correlation_id_as_bytes(correlation)
+    else:
+        message.set_jms_correlation_id(correlation)
     message.set_jms_type(draw(st.none() | _strings))
     message.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
     message.set_jms_priority(draw(st.integers(0, 9)))
@@ -309,6 +313,35 @@ def test_a_character_cut_between_two_strings_gets_decodes_refusal() -> None:
     message.set_string_property("t", "bc")
     forged = _length_moved(encode(message), (3, 2), (2, 3))
     assert "can't decode byte 0xc3" in _refused_alike(forged, _restamped)
+
+
+def test_a_correlation_id_as_bytes_is_checked_without_decoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As IBM MQ and Artemis applications set it: 24 bytes, any of them."""
+    message = TextMessage("reply")
+    message.set_jms_destination(Queue("replies"))
+    message.set_jms_correlation_id_as_bytes(bytes(range(232, 256)))
+    message.set_int_property("n", Int(1))
+    encoded = encode(message)
+    _without_decoding(monkeypatch)
+    assert check_encoded(encoded).destination == Queue("replies")
+    stamped, _, _, _ = check_and_restamp(encoded, "ID:m-1", 5)
+    assert decode(stamped).get_jms_correlation_id_as_bytes() == bytes(range(232, 256))
+
+
+def test_forged_correlation_id_bytes_get_decodes_refusal() -> None:
+    """Their length beyond the bytes there, or short of them (the rest then read as what
+    follows)."""
+    message = TextMessage("t")
+    message.set_jms_destination(Queue("q"))
+    message.set_jms_correlation_id_as_bytes(b"\x01\x02\x03")
+    encoded = encode(message)
+    at = encoded.index(struct.pack(">I", 3) + b"\x01\x02\x03")
+    for length in (2**20, 2, 4):
+        forged = encoded[:at] + struct.pack(">I", length) + encoded[at + 4 :]
+        for check in (check_encoded, _restamped):
+            _refused_alike(forged, check)
 
 
 def test_a_forged_reply_to_gets_decodes_refusal() -> None:

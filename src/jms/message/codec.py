@@ -796,6 +796,10 @@ def _checked_in_one_pass(
         return None  # decode refuses an empty JMSDestination or JMSReplyTo name
     destination = _fast_destination(shape.destination_kind, data[at : at + name_length])
     offset = strings_end
+    if shape.has_correlation_bytes:  # its length, then the bytes as they are
+        if offset + 4 > size:
+            return None
+        offset += 4 + _U32.unpack_from(data, offset)[0]
     property_count = shape.property_count
     if property_count:
         names = lengths[shape.header_strings :]
@@ -937,6 +941,7 @@ class _Shape(NamedTuple):
     one_pass: bool
     has_message_id: bool
     has_reply_to: bool  # its name is the string after the destination's
+    has_correlation_bytes: bool  # after the strings
     stamped_fields: bytes  # the small fields restamped: JMSRedelivered false, a JMSMessageID
     property_count_bytes: bytes
     stamped_lengths: struct.Struct  # the string lengths restamped
@@ -975,6 +980,7 @@ def _shape(key: bytes) -> _Shape:
         ),
         has_message_id=has_message_id,
         has_reply_to=bool(bits & _HAS_REPLY_TO),
+        has_correlation_bytes=bool(bits & _HAS_CORRELATION_BYTES),
         stamped_fields=bytes(stamped_fields),
         property_count_bytes=key[_SMALL_FIELDS_END:],
         stamped_lengths=_lengths_struct(header_strings + property_count + (not has_message_id)),
@@ -982,10 +988,11 @@ def _shape(key: bytes) -> _Shape:
 
 
 # What ``check_encoded`` reads in one pass: the optional strings, a destination, a reply-to, a
-# text body.
+# text body, a correlation ID as bytes.
 _FAST_BITS: Final = (
     _HAS_MESSAGE_ID
     | _HAS_CORRELATION_STR
+    | _HAS_CORRELATION_BYTES
     | _HAS_TYPE
     | _HAS_DESTINATION
     | _HAS_REPLY_TO
