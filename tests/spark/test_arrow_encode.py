@@ -89,6 +89,8 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
     entry_names = draw(st.lists(utf8_strings.filter(bool), unique=True, max_size=4))
     entry_kinds = [draw(st.sampled_from(sorted(_MAP_KINDS))) for _ in entry_names]
     headers = [name for name in ("message_id", "correlation_id", "type") if draw(st.booleans())]
+    if "correlation_id" in headers and draw(st.booleans()):  # as bytes, as MQ applications do
+        headers[headers.index("correlation_id")] = "correlation_bytes"
     replies = draw(st.booleans())
     names = draw(st.lists(_NAMES, unique=True, max_size=4))
     kinds = [draw(st.sampled_from(sorted(_PROPERTY_KINDS))) for _ in names]
@@ -126,6 +128,8 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
                 message.set_jms_message_id("ID:" + value)
             elif header == "correlation_id":
                 message.set_jms_correlation_id(value)
+            elif header == "correlation_bytes":
+                message.set_jms_correlation_id_as_bytes(draw(st.binary(max_size=24)))
             else:
                 message.set_jms_type(value)
         message.set_jms_destination(draw(_PLACES))
@@ -311,16 +315,22 @@ def test_many_rows_of_a_few_shapes_are_encoded_shape_by_shape(
     assert rows.encoded(batch) == expected
 
 
-def test_a_shape_the_columns_cannot_hold_sends_the_whole_batch_the_general_way() -> None:
-    """Many rows of two shapes, one of them beyond the encoder (correlation ID bytes): all of
-    the batch goes the general way."""
-    sent = [message for _ in range(arrow_encode.ROWS_PER_SHAPE) for message in _sample()]
-    for message in sent[::3]:
-        message.set_jms_correlation_id_as_bytes(b"\x01")
-    (batch,) = to_arrow(sent).to_batches()
-    rows = OutgoingRows(MESSAGE_SCHEMA, None)
-    assert arrow_to_encoded(rows._full_batch(batch), None) is None
-    assert rows.encoded(batch) == [encode(message) for message in sent]
+def test_a_correlation_id_unlike_its_bytes_is_refused_as_the_general_path_refuses_it() -> None:
+    """With correlation ID bytes, the ``correlation_id`` column must be their UTF-8 decoding."""
+    sent = _sample()
+    for message in sent:
+        message.set_jms_correlation_id_as_bytes(b"\x01\xff")
+    rows = to_arrow(sent).to_pylist()
+    rows[2]["correlation_id"] = "something else"
+    batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(sent).schema)
+    outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
+    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
+    with pytest.raises(MessageFormatException, match="row 2") as general:
+        _general(outgoing, batch)
+    with pytest.raises(MessageFormatException) as refused:
+        outgoing.encoded(batch)
+    assert str(refused.value) == str(general.value)
+    assert "correlation_id must be the UTF-8 decoding" in str(refused.value)
 
 
 def test_mixed_bodies_a_sliced_batch_and_no_rows() -> None:
@@ -355,6 +365,7 @@ _SIMPLE_PROPERTIES: list[tuple[str, pa.DataType, str, st.SearchStrategy[Any]]] =
     ("count", pa.int32(), "set_int_property", st.integers(*INT_RANGE)),
     ("n", pa.int64(), "set_long_property", st.integers(*LONG_RANGE)),
     ("amount", pa.float64(), "set_double_property", st.floats()),
+    ("ratio", pa.float32(), "set_float_property", st.floats(width=32)),
     ("region", pa.string(), "set_string_property", utf8_strings),
     ("JMSXGroupID", pa.string(), "set_string_property", utf8_strings),
     ("JMSXGroupSeq", pa.int32(), "set_int_property", st.integers(*INT_RANGE)),
@@ -369,7 +380,9 @@ def _simple_batches(draw: st.DrawFn) -> tuple[pa.RecordBatch, StructType]:
     body_column = draw(st.sampled_from(["value", "text"])) if text_body else "value"
     headers = draw(
         st.lists(
-            st.sampled_from(["destination", "correlation_id", "type", "priority", "delivery_mode"]),
+            st.sampled_from(
+                ["destination", "correlation_id", "type", "priority", "delivery_mode", "reply_to"]
+            ),
             unique=True,
         )
     )
@@ -381,6 +394,7 @@ def _simple_batches(draw: st.DrawFn) -> tuple[pa.RecordBatch, StructType]:
         "type": st.none() | utf8_strings,
         "priority": st.none() | st.integers(0, 9),
         "delivery_mode": st.sampled_from([None, "PERSISTENT", "NON_PERSISTENT"]),
+        "reply_to": st.sampled_from([None, "queue://replies", "temp-queue://r"]),
     }
     header_types = {"priority": pa.int32()}
     rows = []
@@ -419,14 +433,27 @@ def test_simple_rows_are_encoded_as_the_messages_they_make(
 
 
 def test_simple_rows_of_one_shape_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Float columns and a reply-to among them."""
     batch = pa.RecordBatch.from_pylist(
-        [{"value": f"v{n}", "priority": n, "n": n, "region": "eu"} for n in range(3)],
+        [
+            {
+                "value": f"v{n}",
+                "priority": n,
+                "reply_to": "temp-queue://replies",
+                "n": n,
+                "region": "eu",
+                "ratio": n / 4,
+            }
+            for n in range(3)
+        ],
         schema=pa.schema(
             [
                 ("value", pa.string()),
                 ("priority", pa.int32()),
+                ("reply_to", pa.string()),
                 ("n", pa.int64()),
                 ("region", pa.string()),
+                ("ratio", pa.float32()),
             ]
         ),
     )

@@ -18,8 +18,8 @@ The shape taken: one body type in every row — none, a text (present in every r
 bytes, an object (serialized or none, row by row), a map whose entries have the same names
 (non-empty, distinct) and types in the same order, or a Stream whose values have the same types
 in the same order (a body value: a property's type, char, byte[] or a null); each of message
-ID, correlation ID, type and reply-to present in every row or in none; no correlation ID bytes
-or delivery count; every row's properties the same names (valid and distinct; a JMSX one of the
+ID, correlation ID (a String, or bytes), type and reply-to present in every row or in none; no
+delivery count (a sink never carries one over); every row's properties the same names (valid and distinct; a JMSX one of the
 type the spec gives it, not JMSXDeliveryCount) with the same types (boolean, byte, short, int,
 long, float, double or String), in the same order. Every value is checked and converted as
 ``from_arrow`` does it (priorities 0-9, delivery mode names, integer ranges, destinations that
@@ -48,6 +48,7 @@ from jms.message.codec import (
     _FALSE,
     _FIXED,
     _FLOAT,
+    _HAS_CORRELATION_BYTES,
     _HAS_CORRELATION_STR,
     _HAS_DESTINATION,
     _HAS_MESSAGE_ID,
@@ -141,7 +142,7 @@ _JMSX_TYPES: Final = {
     for name, required in JMSX_PROPERTY_TYPES.items()
     if name != "JMSXDeliveryCount"
 }
-_ABSENT_COLUMNS: Final = ("correlation_id_bytes", "delivery_count")
+_ABSENT_COLUMNS: Final = ("delivery_count",)
 
 
 class _OtherShape(Exception):
@@ -180,7 +181,9 @@ def _shapes(batch: pa.RecordBatch) -> tuple[np.ndarray, int]:
     column = batch.column
     present = sum(
         pc.is_valid(column(name)).to_numpy(zero_copy_only=False).astype(np.int64) << bit
-        for bit, name in enumerate(("message_id", "correlation_id", "type", "reply_to", "text"))
+        for bit, name in enumerate(
+            ("message_id", "correlation_id", "correlation_id_bytes", "type", "reply_to", "text")
+        )
     )
     key = pc.binary_join_element_wise(
         column("body_type").fill_null(""),
@@ -245,6 +248,23 @@ def _lengths(column: pa.Array) -> np.ndarray:
     return pc.binary_length(column).to_numpy(zero_copy_only=False)
 
 
+def _u32_column(numbers: np.ndarray) -> pa.Array:
+    """Each number as 4 bytes big-endian, one value per row (a length before its bytes)."""
+    return _fixed_width(numbers.astype(">u4").view(np.dtype([("l", ">u4")])))
+
+
+def _correlation_bytes(raw: pa.Array, texts: pa.Array) -> pa.Array | None:
+    """The correlation IDs given as bytes (``correlation_id_bytes``) when every row has one, as
+    binary; None when no row has one. The ``correlation_id`` of such a row must be their UTF-8
+    decoding (errors replaced), as ``from_arrow`` requires: else the general path refuses it."""
+    if not _present(raw):
+        return None
+    decoded = [value.decode("utf-8", "replace") for value in raw.to_pylist()]
+    if texts.to_pylist() != decoded:
+        raise _OtherShape
+    return _binary(raw)
+
+
 def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[bytes]:
     rows = batch.num_rows
     column = batch.column
@@ -273,16 +293,20 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     if not 0 <= bounds["min"] <= bounds["max"] <= 9:
         raise _OtherShape
 
-    # Header strings, in the codec's order: message ID, correlation ID, type, destination, text.
+    # Header strings, in the codec's order: message ID, correlation ID (unless given as bytes),
+    # type, destination, reply-to, text.
     bits = _HAS_DESTINATION
     strings: list[pa.Array | pa.Scalar] = []
     lengths: list[np.ndarray | int] = []
+    correlation_bytes = _correlation_bytes(column("correlation_id_bytes"), column("correlation_id"))
+    if correlation_bytes is not None:
+        bits |= _HAS_CORRELATION_BYTES
     for name, bit in (
         ("message_id", _HAS_MESSAGE_ID),
         ("correlation_id", _HAS_CORRELATION_STR),
         ("type", _HAS_TYPE),
     ):
-        if _present(column(name)):
+        if (bit != _HAS_CORRELATION_STR or correlation_bytes is None) and _present(column(name)):
             bits |= bit
             values = _binary(column(name))
             strings.append(values)
@@ -324,10 +348,13 @@ def _encoded(batch: pa.RecordBatch, destination: Destination | None) -> list[byt
     fixed["property_count"] = len(properties.names)
     for index, length in enumerate(lengths):
         fixed[f"l{index}"] = length
-    parts: list[pa.Array | pa.Scalar] = [_fixed_width(fixed), *strings, *properties.parts()]
+    parts: list[pa.Array | pa.Scalar] = [_fixed_width(fixed), *strings]
+    if correlation_bytes is not None:  # after the strings: their length, then the bytes
+        parts += [_u32_column(_lengths(correlation_bytes)), correlation_bytes]
+    parts += properties.parts()
     if body == _BYTES_BODY:
         data = _binary(column("bytes")).fill_null(b"")
-        parts += [_fixed_width(_lengths(data).astype(">u4").view(np.dtype([("l", ">u4")]))), data]
+        parts += [_u32_column(_lengths(data)), data]
     elif body == _MAP_BODY:
         entries = _Entries(column("map"), rows, body=True)
         # The entry count, the names' lengths and the names, the same in every row.

@@ -48,7 +48,7 @@ from jms.message.codec import encode
 from jms.spark.arrow_encode import arrow_to_encoded
 from jms.spark.rows import MESSAGE_ARROW_SCHEMA, from_arrow
 from jms.spark.schema import DELIVERY_MODE_NAMES, MESSAGE_SCHEMA, VALUE_FIELD_OF_TYPE
-from jms.types import Byte, Double, Float, Int, Long, Short
+from jms.types import JAVA_TYPE_NAMES, Byte, Double, Float, Int, Long, Short
 
 __all__ = ["OPTIONAL_COLUMNS", "OutgoingRows"]
 
@@ -90,16 +90,6 @@ _HEADERS: Final[dict[str, DataType]] = {
     "reply_to": StringType(),
 }
 _DELIVERY_MODES: Final = {name: mode for mode, name in DELIVERY_MODE_NAMES.items()}
-#: The Java type of a property column's values, where ``arrow_to_encoded`` takes it.
-_JAVA_TYPE_NAMES: Final[dict[Callable[[Any], Any], str]] = {
-    bool: "boolean",
-    Byte: "byte",
-    Short: "short",
-    Int: "int",
-    Long: "long",
-    Double: "double",
-    str: "String",
-}
 _VALUE_FIELD_TYPES: Final = {
     "boolean": pa.bool_(),
     "long": pa.int64(),
@@ -255,8 +245,7 @@ class OutgoingRows:
             batch = self._full_batch(batch)
             encoded = arrow_to_encoded(batch, self._destination)
         else:
-            rows = _as_message_rows(self._simple, batch)
-            encoded = None if rows is None else arrow_to_encoded(rows, self._destination)
+            encoded = arrow_to_encoded(_as_message_rows(self._simple, batch), self._destination)
         if encoded is not None:
             return encoded
         return [encode(message) for message in self._messages(batch)]
@@ -331,16 +320,13 @@ class OutgoingRows:
             yield message
 
 
-def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch | None:
+def _as_message_rows(simple: _Simple, batch: pa.RecordBatch) -> pa.RecordBatch:
     """The simple rows of ``batch`` as the ``MESSAGE_SCHEMA`` columns ``arrow_to_encoded``
     reads (a new message's defaults where a header column is absent or null, no property where
-    a property column is null; the JMSX properties last, as ``_simple_messages`` sets them),
-    when no property column is a float. Else None: those rows go message by message."""
+    a property column is null; the JMSX properties last, as ``_simple_messages`` sets them)."""
     rows = batch.num_rows
     named = [*simple.properties, *simple.checked_properties]
-    type_names = [_JAVA_TYPE_NAMES.get(value_of) for _, value_of in named]
-    if None in type_names:
-        return None
+    type_names = [JAVA_TYPE_NAMES[value_of] for _, value_of in named]  # type: ignore[index]
     names = [name for name, _ in named]
 
     def header(name: str, default: Any = None) -> pa.Array:
