@@ -150,6 +150,17 @@ def _one_shape(draw: st.DrawFn) -> list[Message]:
     return messages
 
 
+def _without_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if a row is made into a message one by one (``from_arrow`` for
+    ``MESSAGE_SCHEMA`` rows, ``_simple_messages`` for simple-layout rows)."""
+
+    def general(*arguments: object) -> None:
+        raise AssertionError("the rows were made into messages one by one")
+
+    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
+
+
 def _general(rows: OutgoingRows, batch: pa.RecordBatch) -> list[bytes]:
     return [encode(message) for message in rows.messages(batch)]
 
@@ -308,10 +319,7 @@ def test_many_rows_of_a_few_shapes_are_encoded_shape_by_shape(
     rows = OutgoingRows(MESSAGE_SCHEMA, None)
     expected = [encode(message) for message in sent]
 
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     assert rows.encoded(batch) == expected
 
 
@@ -347,10 +355,7 @@ def test_mixed_bodies_a_sliced_batch_and_no_rows() -> None:
 
 
 def test_a_sink_task_encodes_its_rows_by_column(monkeypatch: pytest.MonkeyPatch) -> None:
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     (batch,) = to_arrow(_sample()).to_batches()
     assert OutgoingRows(MESSAGE_SCHEMA, Queue("out")).encoded(batch) == [
         encode(message) for message in _sample()
@@ -460,10 +465,7 @@ def test_simple_rows_of_one_shape_are_encoded_by_column(monkeypatch: pytest.Monk
     rows = OutgoingRows(from_arrow_schema(batch.schema), Queue("out"))
     expected = _general(rows, batch)
 
-    def general(*arguments: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
+    _without_the_general_path(monkeypatch)
     assert rows.encoded(batch) == expected
 
 
@@ -495,10 +497,7 @@ def test_simple_rows_with_nulls_are_encoded_by_column(monkeypatch: pytest.Monkey
     assert "region" not in decode(expected[1]).get_property_names()
     assert decode(expected[2]).get_string_property("region") == "eu"
 
-    def general(*arguments: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr(OutgoingRows, "_simple_messages", general)
+    _without_the_general_path(monkeypatch)
     assert rows.encoded(batch) == expected
 
 
@@ -531,10 +530,7 @@ def test_message_groups_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -
     (batch,) = to_arrow(sent).to_batches()
     expected = [encode(message) for message in sent]
 
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
 
 
@@ -555,10 +551,7 @@ def test_map_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) -> No
     (batch,) = to_arrow(sent[:3]).to_batches()
     expected = [encode(message) for message in sent[:3]]
 
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
     (empty,) = to_arrow(sent[3:]).to_batches()
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(empty) == [encode(sent[3])]
@@ -579,10 +572,7 @@ def test_stream_bodies_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch) ->
     (batch,) = to_arrow(sent).to_batches()
     expected = [encode(message) for message in sent]
 
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
 
 
@@ -617,10 +607,7 @@ def test_chars_and_floats_are_encoded_by_column(monkeypatch: pytest.MonkeyPatch)
     expected = [encode(message) for message in OutgoingRows(MESSAGE_SCHEMA, None).messages(batch)]
     assert [decode(data).get_float_property("ratio") for data in expected[1:2]] == [Float(0.1)]
 
-    def general(batch: object) -> None:
-        raise AssertionError("the rows were made into messages one by one")
-
-    monkeypatch.setattr("jms.spark.outgoing.from_arrow", general)
+    _without_the_general_path(monkeypatch)
     assert OutgoingRows(MESSAGE_SCHEMA, None).encoded(batch) == expected
 
 
