@@ -513,11 +513,12 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                             at += 4 + unpack_u32(data, at)[0]
                         elif body in (_MAP_BODY, _STREAM_BODY):
                             body_at = at
+                            named = body == _MAP_BODY  # a Stream's values have no names
                             body_shape = last_body
                             # As for properties: most bodies have the shape of the one before.
                             if not (
                                 body_shape is not None
-                                and body_shape.named is (body == _MAP_BODY)
+                                and body_shape.named is named
                                 and data.startswith(body_shape.counts_and_lengths, at)
                                 and data.startswith(
                                     body_shape.names, at + len(body_shape.counts_and_lengths)
@@ -528,7 +529,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                                 )
                             ):
                                 body_shape = last_body = _find_body_shape(
-                                    scanned, seen_bodies, data, at, body == _MAP_BODY
+                                    scanned, seen_bodies, data, at, named
                                 )
                             if body_shape is None:
                                 at = -1  # the general path reads it
@@ -544,7 +545,7 @@ def _scan(messages: Sequence[bytes]) -> _Scanned | None:
                                 at += 1 if present == 0 else size  # else refused
                         if at == size:
                             if body in (_MAP_BODY, _STREAM_BODY):
-                                bodies = scanned.maps if body == _MAP_BODY else scanned.streams
+                                bodies = scanned.maps if named else scanned.streams
                                 bodies[len(scanned.shapes)] = (
                                     body_shape.number,  # type: ignore[union-attr]
                                     body_at,
