@@ -6,6 +6,7 @@ exceptions, ``Selector`` and the client API. The layers live in ``jms.message``,
 ``jms.spark``, is imported on its own because it needs pyspark.
 """
 
+import jms._compiled  # noqa: F401  first: it refuses a stale compiled module imported below
 from jms.client import (
     CompletionListener,
     Connection,

@@ -1152,23 +1152,37 @@ class Broker:
             raise TypeError(f"marker must be a BatchMarker or None; got {marker!r}")
         for _ in range(_PUBLISH_ATTEMPTS):
             read = self._read_staging(connection_id, ranges, marker)
-            with self._lock:
-                connection = self._connection(connection_id)
-                if marker is not None and read.marker_paging != self._paging_of(
-                    self._browse_source(connection, marker.queue)
-                ):
-                    continue  # the marker queue paged out or in meanwhile: read it again
-                work = _Work(self._clock())
-                published = self._publish_read(
-                    connection, ranges, marker, read, authorize_send, work
-                )
-                completion = self._finish(work)
-            completion.wait()
-            return published
+            published = self._publish_if_unchanged(
+                connection_id, ranges, marker, read, authorize_send
+            )
+            if published is not None:
+                return published
         raise IllegalStateException(
             f"the marker queue {marker.queue if marker else ''} changed during each of "
             f"{_PUBLISH_ATTEMPTS} attempts to publish: is another writer publishing to it?"
         )
+
+    def _publish_if_unchanged(
+        self,
+        connection_id: int,
+        ranges: list[StagedRange],
+        marker: BatchMarker | None,
+        read: _StagingRead,
+        authorize_send: Callable[[Destination], None] | None,
+    ) -> int | None:
+        """Publish what ``read`` holds, and return how many messages were published; None,
+        publishing nothing, when the marker queue paged out or in since it was read."""
+        with self._lock:
+            connection = self._connection(connection_id)
+            if marker is not None and read.marker_paging != self._paging_of(
+                self._browse_source(connection, marker.queue)
+            ):
+                return None
+            work = _Work(self._clock())
+            published = self._publish_read(connection, ranges, marker, read, authorize_send, work)
+            completion = self._finish(work)
+        completion.wait()
+        return published
 
     def _runs_of(self, part: StagedRange) -> list[StagedRun] | None:
         """The runs this broker staged that hold ``part``'s messages, each cut to ``part``, or
@@ -1233,6 +1247,8 @@ class Broker:
                 for stored in page:
                     message = decode(stored.data)
                     if runs[index] is None:
+                        # Staged by a SEND, which gave it its destination.
+                        assert message._destination is not None
                         add_to_runs(
                             recovered,
                             stored.seq,
@@ -1251,10 +1267,10 @@ class Broker:
                 runs[index] = recovered
         markers: dict[int, int] = {}
         if marker_read is not None:
-            for stored in self._stored_through(*marker_read, None):
-                batch = stored.message._properties.get(MARKER_BATCH)
+            for marker_entry in self._stored_through(*marker_read, None):
+                batch = marker_entry.message._properties.get(MARKER_BATCH)
                 if batch is not None:
-                    markers[stored.seq] = int(batch)
+                    markers[marker_entry.seq] = int(batch)
         return _StagingRead(runs, messages, markers, marker_paging)
 
     def _stored_through(self, key: str, start: int, through: int | None) -> Iterable[StoredEntry]:
@@ -1323,12 +1339,12 @@ class Broker:
             for run in runs:
                 if run.moves:
                     assert isinstance(run.destination, Queue)
-                    target = self._queue_destination(run.destination)
-                    allow(target)
+                    moved_to = self._queue_destination(run.destination)
+                    allow(moved_to)
                     assert staging.store_key is not None
-                    plan.append(_Move(staging.store_key, run, target))
-                    if target.policy.max_backlog is not None:
-                        room += [(target, [target.queue])] * run.count
+                    plan.append(_Move(staging.store_key, run, moved_to))
+                    if moved_to.policy.max_backlog is not None:
+                        room += [(moved_to, [moved_to.queue])] * run.count
                     continue
                 for seq in range(run.first_seq, run.last_seq + 1):
                     message, data = read.messages[index][seq]
@@ -1339,7 +1355,7 @@ class Broker:
                     plan.append(_Resend(message, target, queues, stored))
                     room.append((target, queues))
         self._check_room(room)
-        if marker_queue is not None:  # the older markers go as the new one comes
+        if marker is not None and marker_queue is not None:  # older markers go as the new comes
             self._consume_between(marker_queue, 1, self._queues[str(marker.queue)].last_seq, work)
         for step in plan:
             if isinstance(step, _Move):
@@ -2341,7 +2357,7 @@ class Broker:
         )
         logger.warning("%s", reason)
         self._memory.slow_consumers_closed += 1
-        closed = []
+        closed: list[tuple[Callable[[JMSException], None], JMSException]] = []
         for connection_id in {consumer.connection_id for consumer in queue.consumers}:
             connection = self._connections.pop(connection_id)
             self._drop_connection(connection, work)

@@ -31,14 +31,14 @@ _STOP: Final = object()
 
 
 class PageRequest(NamedTuple):
-    """Read the ``count`` paged-out entries of ``queue`` (store queue ``key``) from ``first_seq``
+    """Read the ``entry_count`` paged-out entries of ``queue`` (store queue ``key``) from ``first_seq``
     to ``last_seq``."""
 
     queue: MessageQueue
     key: str
     first_seq: int
     last_seq: int
-    count: int
+    entry_count: int  # not ``count``: a tuple has a method of that name
 
 
 #: Receives a request and the entries read for it (None when the store could not be read).
@@ -83,12 +83,12 @@ class Pager:
                     # An empty batch fails only with the store; the read below then says so too.
                     self._store.submit(()).wait()
                 entries = self._store.read_entries(
-                    request.key, request.first_seq, request.last_seq, request.count
+                    request.key, request.first_seq, request.last_seq, request.entry_count
                 )
             except JMSException:
                 logger.exception(
                     "could not page in %s entries of %s from %s; they stay in the store",
-                    request.count,
+                    request.entry_count,
                     request.queue.name,
                     request.first_seq,
                 )

@@ -57,6 +57,7 @@ class Selector:
     #: UNKNOWN do not match). It is the compiled predicate itself, not a method wrapping it, which
     #: saves a Python call on every message a consumer filters.
     matches: Callable[[Message], bool]
+    _is_false: Callable[[Message], bool]
 
     def __init__(self, text: str | None = None) -> None:
         tree = parse(text)

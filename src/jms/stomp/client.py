@@ -225,10 +225,10 @@ class StompClient:
                     if event.command == "CONNECTED":
                         return event
                     if event.command == "ERROR":
-                        error = error_from_frame(event, self.where)
-                        if isinstance(error, JMSException):
-                            raise error
-                        raise JMSException(str(error))
+                        refusal = error_from_frame(event, self.where)
+                        if isinstance(refusal, JMSException):
+                            raise refusal
+                        raise JMSException(str(refusal))
                     raise JMSException(f"{self.where} answered CONNECT with {event.command}")
             except StompProtocolError as error:
                 raise JMSException(

@@ -198,14 +198,14 @@ def message_from_frame(
     gets ``new_id()`` as its JMSMessageID when ``new_id`` is given (a codec body keeps its own).
     """
     if headers.get("content-type") == JMS_MESSAGE_CONTENT_TYPE:
-        message = decode(body)
-        message._destination = destination
+        decoded = decode(body)
+        decoded._destination = destination
         reply_to = headers.get("reply-to")
         if reply_to is not None:  # the header names it as this connection sees it
-            message._reply_to = resolve(reply_to)
-        elif localize is not None and message._reply_to is not None:
-            message._reply_to = localize(message._reply_to)
-        return message
+            decoded._reply_to = resolve(reply_to)
+        elif localize is not None and decoded._reply_to is not None:
+            decoded._reply_to = localize(decoded._reply_to)
+        return decoded
     kind = headers.get("amq-msg-type")
     if kind is None:
         kind = "bytes" if "content-length" in headers else "text"
@@ -421,8 +421,8 @@ class MessageFrames:
         ]
         if message._redelivered if delivery_count is None else delivery_count > 1:
             lines.append("redelivered:true\n")
-        if message._correlation_id is not None:
-            correlation_id = message.get_jms_correlation_id()
+        correlation_id = message.get_jms_correlation_id()
+        if correlation_id is not None:
             lines.append(f"correlation-id:{escape_header(correlation_id, version)}\n")
         if message._reply_to is not None:
             reply_to = self._name_of(message._reply_to)

@@ -65,7 +65,9 @@ _QUEUE_METRICS: Final = (
 )
 
 
-def _family(name: str, kind: str, help_text: str, labels: list[str]) -> Metric:
+def _family(
+    name: str, kind: str, help_text: str, labels: list[str]
+) -> GaugeMetricFamily | CounterMetricFamily:
     if kind == "gauge":
         return GaugeMetricFamily(name, help_text, labels=labels)
     return CounterMetricFamily(name, help_text, labels=labels)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from jms.stomp.errors import StompProtocolError, quote
 from jms.stomp.frames import SUPPORTED_VERSIONS, Version
 
@@ -52,6 +54,8 @@ def negotiate_version(accept_version: str | None) -> Version:
     )
 
 
+# A plain class, not a compiled one: see FrameLimits.
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class HeartBeatOffer:
     """A ``heart-beat`` header: the sender can send every ``outgoing_ms`` and would like to

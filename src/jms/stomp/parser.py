@@ -24,7 +24,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum, auto
-from typing import Final, NoReturn
+from typing import Final, NoReturn, cast
+
+from mypy_extensions import mypyc_attr
 
 from jms.stomp.errors import StompProtocolError, quote
 from jms.stomp.frames import (
@@ -53,6 +55,9 @@ _BLANK_LINE: Final = re.compile(rb"\n\r?\n")
 _new_frame: Final = functools.partial(tuple.__new__, Frame)
 
 
+# A plain class, not a compiled one: a compiled class would turn True into 1 and refuse 1.5 with
+# its own TypeError before __post_init__ could say what is wrong.
+@mypyc_attr(native_class=False)
 @dataclass(frozen=True, slots=True)
 class FrameLimits:
     """How much one frame may hold before the parser refuses it (STOMP 1.2 "Size Limits").
@@ -92,6 +97,9 @@ _BODY: Final = _Expecting.BODY
 _V1_0: Final = Version.V1_0
 
 
+# Subclassed in the tests, to read every frame the general way (compiled classes allow it only
+# when told to).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class FrameParser:
     """Parses the frames one peer sends, incrementally. See the module docstring."""
 
@@ -188,7 +196,9 @@ class FrameParser:
                 frame = self._read_whole_frame()
                 if frame is not None:
                     return frame
-                if self._expecting is _BODY:
+                # A cast, for the compiled parser: the type checker would take _expecting to be
+                # _COMMAND still, though _read_whole_frame may have changed it.
+                if cast(_Expecting, self._expecting) is _BODY:
                     return None  # its headers are read, its body is still arriving
                 self._compact()
                 self._start_frame()

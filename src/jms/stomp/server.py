@@ -126,6 +126,9 @@ MAX_BODY_HEADER: Final = "jms-max-body"
 _EXTENSIONS_VERSION: Final = "1"
 #: Admin requests are SENDs to ``/admin/<command>``.
 _ADMIN_PREFIX: Final = "/admin/"
+# Typed, not inferred: ``self._receipt_headers = ()`` would narrow the attribute to an empty
+# tuple for the rest of ``_handle``, though the handler it calls may set headers.
+_NO_HEADERS: Final[tuple[tuple[str, str], ...]] = ()
 # Bound once, for what runs on every read, SEND or ACK: an Enum member looked up through its
 # class costs ~200 ns.
 _CONNECTING: Final = ServerState.CONNECTING
@@ -601,7 +604,7 @@ class _ClientConnection(asyncio.Protocol):
             if self._closing:
                 return
         handler = _HANDLERS[command]
-        self._receipt_headers = ()
+        self._receipt_headers = _NO_HEADERS
         self._answers_later = False
         try:
             handler(self, frame)
@@ -652,6 +655,7 @@ class _ClientConnection(asyncio.Protocol):
             broker_id = self._broker_id
             assert broker_id is not None
             completions: list[Completion] = []
+            refusal: Exception | None
             try:
                 with self._collecting(completions):
                     # Only a jms client resends: the audit needs the IDs of its messages alone.
@@ -768,7 +772,7 @@ class _ClientConnection(asyncio.Protocol):
         logger.info(
             "STOMP connection %s (%s) opened by %s", self._session_id, self._peer, self._principal
         )
-        extra = ()
+        extra: tuple[tuple[str, str], ...] = ()
         if self._extensions:
             # A jms client refuses a message too large for this server before sending it.
             max_body = str(self._server.limits.max_body_bytes)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from jms._compiled import compiled
 from jms.broker import Broker, DestinationPolicy
 from jms.broker.memory import DEFAULT_MAX_MEMORY, check_max_memory, parse_memory_size
 from jms.broker.security import Security, SecurityConfigError
@@ -272,6 +273,7 @@ async def serve(
             f"store: {store_text}",
             f"auth: {_describe_auth(options, security)}",
             f"max memory: {max_memory / (1024 * 1024):g} MiB",
+            "hot path: " + ("compiled" if compiled() else "interpreted (a pure Python build)"),
         ]
         if options.http_port is not None:
             http = HttpServer(
