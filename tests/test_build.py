@@ -67,19 +67,32 @@ def test_a_compiled_module_older_than_its_source_is_refused(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-def test_without_a_compiler_the_build_is_pure_python(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("broken", "why"),
+    [
+        ("no compiler", "the compiled modules could not be built"),
+        ("a type error", "mypyc refused the compiled modules"),
+    ],
+)
+def test_a_build_that_cannot_compile_is_pure_python(tmp_path: Path, broken: str, why: str) -> None:
     project = _copy_of_the_source(tmp_path)
+    environment = dict(os.environ)
+    if broken == "no compiler":
+        environment["CC"] = "false"  # a compiler that fails whatever it is given
+    else:
+        with (project / "src" / "jms" / "broker" / "broker.py").open("a") as source:
+            source.write('\n_MISTYPED: int = "text"\n')
     result = subprocess.run(
         # The build step an install runs, in place as an editable install does, with this
         # environment's mypy (the dev extra's).
         [sys.executable, "setup.py", "build_ext", "--inplace"],
         cwd=project,
-        env={**os.environ, "CC": "false"},  # a compiler that fails whatever it is given
+        env=environment,
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert result.returncode == 0, result.stderr
-    assert "the compiled modules could not be built" in result.stderr
+    assert why in result.stderr
     assert "installing pure Python" in result.stderr
     assert not list((project / "src").rglob("*.so"))
