@@ -1,9 +1,10 @@
 """Which modules of jms the build compiles (setup.py, with mypyc), and whether this one did.
 
 The compiled modules are the same source as the interpreted ones: the broker's hot path, where
-the interpreter's per-operation cost is most of the broker's time. Importing this module (``import jms`` does, first) refuses a compiled module older than its source: in an editable install the
-compiled modules sit next to the source and Python imports them instead of it, so an edit would
-otherwise be silently ignored.
+the interpreter's per-operation cost is most of the broker's time. Importing this module
+(``import jms`` does, first) refuses a compiled module older than its source: in an editable
+install the compiled modules sit next to the source and Python imports them instead of it, so
+an edit would otherwise be silently ignored.
 """
 
 from __future__ import annotations

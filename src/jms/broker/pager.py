@@ -31,8 +31,8 @@ _STOP: Final = object()
 
 
 class PageRequest(NamedTuple):
-    """Read the ``entry_count`` paged-out entries of ``queue`` (store queue ``key``) from ``first_seq``
-    to ``last_seq``."""
+    """Read the ``entry_count`` paged-out entries of ``queue`` (store queue ``key``) from
+    ``first_seq`` to ``last_seq``."""
 
     queue: MessageQueue
     key: str
