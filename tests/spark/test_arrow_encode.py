@@ -165,6 +165,24 @@ def _general(rows: OutgoingRows, batch: pa.RecordBatch) -> list[bytes]:
     return [encode(message) for message in rows.messages(batch)]
 
 
+def _refused_as_the_general_path_refuses_it(
+    outgoing: OutgoingRows,
+    batch: pa.RecordBatch,
+    destination: Destination | None,
+    row: int,
+    reason: str,
+) -> None:
+    """``batch`` is declined by the column path and refused by ``outgoing.encoded`` in the very
+    words of the general path, naming ``row`` and ``reason``."""
+    assert arrow_to_encoded(outgoing._full_batch(batch), destination) is None
+    with pytest.raises(MessageFormatException, match=f"row {row}") as general:
+        _general(outgoing, batch)
+    with pytest.raises(MessageFormatException) as refused:
+        outgoing.encoded(batch)
+    assert str(refused.value) == str(general.value)
+    assert reason in str(refused.value)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_one_shape(), st.sampled_from([None, Queue("elsewhere"), TemporaryTopic("t")]))
 def test_rows_of_one_shape_are_encoded_by_column_as_their_messages_encode(
@@ -275,13 +293,7 @@ def test_a_row_that_makes_no_message_is_refused_as_the_general_path_refuses_it(
     rows[1][column] = value
     batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(_sample()).schema)
     outgoing = OutgoingRows(MESSAGE_SCHEMA, destination)
-    assert arrow_to_encoded(outgoing._full_batch(batch), destination) is None
-    with pytest.raises(MessageFormatException, match="row 1") as general:
-        _general(outgoing, batch)
-    with pytest.raises(MessageFormatException) as refused:
-        outgoing.encoded(batch)
-    assert str(refused.value) == str(general.value)
-    assert reason in str(refused.value)
+    _refused_as_the_general_path_refuses_it(outgoing, batch, destination, 1, reason)
 
 
 def _varied(index: int, message: Message) -> None:
@@ -332,13 +344,9 @@ def test_a_correlation_id_unlike_its_bytes_is_refused_as_the_general_path_refuse
     rows[2]["correlation_id"] = "something else"
     batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow(sent).schema)
     outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
-    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
-    with pytest.raises(MessageFormatException, match="row 2") as general:
-        _general(outgoing, batch)
-    with pytest.raises(MessageFormatException) as refused:
-        outgoing.encoded(batch)
-    assert str(refused.value) == str(general.value)
-    assert "correlation_id must be the UTF-8 decoding" in str(refused.value)
+    _refused_as_the_general_path_refuses_it(
+        outgoing, batch, None, 2, "correlation_id must be the UTF-8 decoding"
+    )
 
 
 def test_mixed_bodies_a_sliced_batch_and_no_rows() -> None:
@@ -637,13 +645,7 @@ def test_a_char_or_float_the_spec_cannot_hold_is_refused_as_the_general_path_ref
         ]
     batch = pa.RecordBatch.from_pylist(rows, schema=to_arrow([message]).schema)
     outgoing = OutgoingRows(MESSAGE_SCHEMA, None)
-    assert arrow_to_encoded(outgoing._full_batch(batch), None) is None
-    with pytest.raises(MessageFormatException, match="row 1") as general:
-        _general(outgoing, batch)
-    with pytest.raises(MessageFormatException) as refused:
-        outgoing.encoded(batch)
-    assert str(refused.value) == str(general.value)
-    assert reason in str(refused.value)
+    _refused_as_the_general_path_refuses_it(outgoing, batch, None, 1, reason)
 
 
 def test_a_map_entry_with_an_empty_name_is_refused_as_the_general_path_refuses_it() -> None:
