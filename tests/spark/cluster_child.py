@@ -10,30 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-import jms.spark
+from tests.spark.child_session import child_session
 
 
 def local_cluster() -> SparkSession:
-    """A session on ``local-cluster[2,1,1024]`` with the ``jms`` format registered (the workers
-    on ``PYSPARK_PYTHON`` when it is set, else on this interpreter)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    spark = (
-        SparkSession.builder.master("local-cluster[2,1,1024]")
-        .appName("jms-local-cluster")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.executorEnv.PYTHONPATH", os.environ.get("PYTHONPATH", ""))
-        .getOrCreate()
+    """A session on ``local-cluster[2,1,1024]`` (``child_session``), the executors given this
+    process's ``PYTHONPATH``."""
+    return child_session(
+        "local-cluster[2,1,1024]",
+        "jms-local-cluster",
+        **{"spark.executorEnv.PYTHONPATH": os.environ.get("PYTHONPATH", "")},
     )
-    spark.sparkContext.setLogLevel("ERROR")
-    jms.spark.register(spark)
-    return spark
 
 
 def _ancestry(_partition: object) -> list[str]:

@@ -7,13 +7,9 @@ checkpoint, a few messages per micro-batch, until it is killed (or ``--seconds``
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 
-from pyspark.sql import SparkSession
-
-import jms.spark
+from tests.spark.child_session import child_session
 
 
 def main() -> None:
@@ -25,17 +21,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--per-trigger", default="40")
     args = parser.parse_args()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("jms-stream-child")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    jms.spark.register(spark)
+    spark = child_session("local[2]", "jms-stream-child")
     query = (
         spark.readStream.format("jms")
         .option("url", args.url)

@@ -25,12 +25,16 @@ from jms.spark import MESSAGE_ARROW_SCHEMA, MESSAGE_SCHEMA, from_rows, to_arrow
 from jms.spark.datasource import JmsDataSource
 from jms.spark.offsets import EARLIEST, LATEST
 from jms.spark.options import SinkOptions, SourceOptions
+from jms.spark.pipeline import BYTE_LIMIT_SETTING
 from jms.spark.sink import (
     COMMITS_PREFIX,
+    SLOW_HAND_OVER_ROWS,
     STAGE_REQUEST_BYTES,
     STAGING_PREFIX,
     JmsBatchWriter,
     JmsStreamWriter,
+    measures_every_row,
+    null_nested_columns,
 )
 from jms.spark.source import JmsBatchReader, JmsStreamReader, RangePartition
 from jms.stomp.service import ServerThread
@@ -451,6 +455,106 @@ def test_small_arrow_batches_are_staged_together_and_large_ones_each_at_once(
     assert requests == [3, 3, 3]  # each batch holds a request's worth: staged as it comes
     assert [text.partition(body)[0] for text in _texts(session, "large")] == [
         f"{n}:{k}:" for n in range(3) for k in range(3)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("byte_limit", "measured"),
+    [
+        (None, True),  # not set: Spark's default limit
+        ("67108864", True),
+        ("64m", True),
+        ("2g", True),
+        ("2147483647", False),  # Int.MaxValue, Spark's "no limit"
+        ("2147483647b", False),
+        (" 2147483647B ", False),
+    ],
+)
+def test_spark_measures_every_row_unless_the_byte_limit_is_int_max(
+    byte_limit: str | None, measured: bool
+) -> None:
+    assert measures_every_row(byte_limit) is measured
+
+
+def test_null_nested_columns_are_the_list_and_map_columns_null_in_every_row() -> None:
+    batch = pa.record_batch(
+        {
+            "map": pa.array([None, None], pa.map_(pa.string(), pa.int32())),
+            "stream": pa.array([None, None], pa.list_(pa.int32())),
+            "some": pa.array([None, [1]], pa.list_(pa.int32())),
+            "text": pa.array([None, None], pa.string()),
+            "record": pa.array([None, None], pa.struct([("a", pa.int32())])),
+        }
+    )
+    assert null_nested_columns(batch) == ["map", "stream"]
+
+
+class _Task:
+    """What the sink asks of Spark's TaskContext, with the session's byte limit as given."""
+
+    def __init__(self, byte_limit: str | None) -> None:
+        self._byte_limit = byte_limit
+
+    def partitionId(self) -> int:
+        return 0
+
+    def getLocalProperty(self, key: str) -> str | None:
+        return self._byte_limit if key == BYTE_LIMIT_SETTING else None
+
+
+@pytest.mark.parametrize(
+    ("rows", "byte_limit", "columns", "advised"),
+    [
+        (SLOW_HAND_OVER_ROWS, None, MESSAGE_SCHEMA.fieldNames(), True),
+        (SLOW_HAND_OVER_ROWS - 1, None, MESSAGE_SCHEMA.fieldNames(), False),
+        (SLOW_HAND_OVER_ROWS, "2147483647", MESSAGE_SCHEMA.fieldNames(), False),
+        (SLOW_HAND_OVER_ROWS, None, [n for n in MESSAGE_SCHEMA.fieldNames() if n != "map"], True),
+        (
+            SLOW_HAND_OVER_ROWS,
+            None,
+            [n for n in MESSAGE_SCHEMA.fieldNames() if n not in ("map", "stream")],
+            False,
+        ),
+    ],
+)
+def test_the_commit_warns_of_batches_spark_handed_over_in_time_square_in_their_rows(
+    url: str,
+    session: Session,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    rows: int,
+    byte_limit: str | None,
+    columns: list[str],
+    advised: bool,
+) -> None:
+    producer = session.create_producer(session.create_queue("texts"))
+    sent = [session.create_text_message(f"t{n}") for n in range(rows)]
+    for message in sent:
+        producer.send(message)
+    batch = to_arrow(sent).select(columns).combine_chunks().to_batches()
+    schema = StructType([MESSAGE_SCHEMA[name] for name in columns])
+    writer = JmsBatchWriter(
+        SinkOptions.parse({"url": url, "destination": "queue://copies"}, streaming=False), schema
+    )
+    monkeypatch.setattr("jms.spark.sink.TaskContext.get", lambda: _Task(byte_limit))
+    staged = _roundtrip(writer).write(iter(batch))
+    with caplog.at_level("WARNING", logger="jms.spark.sink"):
+        writer.commit([staged])
+    assert _texts(session, "copies") == [f"t{n}" for n in range(rows)]
+    advice = [record.getMessage() for record in caplog.records]
+    if not advised:
+        assert advice == []
+        return
+    null_columns = [name for name in ("map", "stream") if name in columns]
+    assert advice == [
+        f"jms sink to queue://copies: Spark handed the rows to the sink in Arrow batches of up "
+        f"to {rows:,} rows, measuring each batch after every row it added "
+        f"(spark.sql.execution.arrow.maxBytesPerBatch is not 2147483647), with the column(s) "
+        f"{', '.join(null_columns)} null in every row of a batch: Spark's time for such a column "
+        "grows with the square of a batch's rows (in its default batches of 10,000 rows, about "
+        "as much CPU again as the write itself). Leave them out (df.drop("
+        f"{', '.join(map(repr, null_columns))})) or write in the session settings "
+        'jms.spark.pipeline.ARROW_SETTINGS (docs/spark.md, "Arrow batches").'
     ]
 
 

@@ -373,6 +373,32 @@ def test_a_stream_through_the_jms_sink_publishes_each_batch_once(
     assert copies == [m.get_long_property("n") for m in sent if m.get_long_property("n") % 3 == 0]
 
 
+def test_the_driver_says_when_spark_hands_the_sink_null_list_columns_the_slow_way(
+    broker_url: str, session: Session
+) -> None:
+    queue = _queue()
+    _produce(session, queue, 2500)
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.spark.hand_over_child", broker_url, queue],
+        cwd=_ROOT,
+        env={**os.environ, "PYTHONPATH": str(_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    advice = [line for line in result.stderr.splitlines() if line.startswith("jms sink to ")]
+    # Spark's default settings, the rows as read: one warning, from the commit of that write.
+    assert len(advice) == 1, result.stderr[-3000:]
+    assert advice[0].startswith(f"jms sink to queue://{queue}.default: ")
+    assert "Arrow batches of up to 2,500 rows" in advice[0]
+    assert "the column(s) map, stream null in every row" in advice[0]
+    assert "df.drop('map', 'stream')" in advice[0]
+    assert "jms.spark.pipeline.ARROW_SETTINGS" in advice[0]
+    for copy in ("default", "trimmed", "settings"):  # the advice is all that differs
+        assert _depth(session, f"{queue}.{copy}") == 2500
+
+
 @pytest.mark.parametrize("workers", ["interpreter", "jms-spark-python"])
 def test_source_and_sink_work_on_a_local_cluster(
     jms_spark: SparkSession, broker_url: str, session: Session, tmp_path: Path, workers: str

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ARROW_BATCH_ROWS",
     "ARROW_SETTINGS",
+    "BYTE_LIMIT_SETTING",
+    "NO_BYTE_LIMIT",
     "SESSION_SETTINGS",
     "Pipeline",
     "PipelineResult",
@@ -49,6 +51,11 @@ _PARQUET = "parquet:"
 
 #: Rows in each Arrow batch PySpark hands a Python writer under ``ARROW_SETTINGS``.
 ARROW_BATCH_ROWS: Final = 1000
+#: The most bytes of an Arrow batch PySpark hands to Python; at any value but ``NO_BYTE_LIMIT``
+#: (its default included) Spark measures each batch after every row it adds to it.
+BYTE_LIMIT_SETTING: Final = "spark.sql.execution.arrow.maxBytesPerBatch"
+#: Spark's "no limit" for ``BYTE_LIMIT_SETTING``: ``Int.MaxValue``.
+NO_BYTE_LIMIT: Final = 2**31 - 1
 
 #: The Arrow settings best for a session that writes to a ``jms`` sink (docs/spark.md, "Arrow
 #: batches"): batches of ``ARROW_BATCH_ROWS`` rows, and no byte limit on them. Spark measures a
@@ -59,7 +66,7 @@ ARROW_BATCH_ROWS: Final = 1000
 #: 0.6-0.7 under these. ``jms pipeline`` sets them in the session it starts.
 ARROW_SETTINGS: Final[Mapping[str, str]] = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
-    "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
+    BYTE_LIMIT_SETTING: str(NO_BYTE_LIMIT),
 }
 
 #: The settings of a session ``jms pipeline`` starts for itself (one it joins is left as it is).

@@ -34,6 +34,7 @@ through ``jms.client``.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -57,14 +58,19 @@ from jms.client import (
 from jms.message import Queue
 from jms.spark.options import SinkOptions
 from jms.spark.outgoing import OutgoingRows
+from jms.spark.pipeline import BYTE_LIMIT_SETTING, NO_BYTE_LIMIT
 
 __all__ = [
     "COMMITS_PREFIX",
+    "SLOW_HAND_OVER_ROWS",
     "STAGE_REQUEST_BYTES",
     "STAGING_PREFIX",
     "JmsBatchWriter",
     "JmsStreamWriter",
     "StagedPartition",
+    "hand_over_advice",
+    "measures_every_row",
+    "null_nested_columns",
     "publish",
 ]
 
@@ -77,6 +83,22 @@ COMMITS_PREFIX: Final = "jms.spark.commits."
 #: hand-over is fastest in batches of 1,000 rows or so (docs/spark.md, "Arrow batches"), and
 #: each staging request costs the broker a store commit.
 STAGE_REQUEST_BYTES: Final = 4 * 1024 * 1024
+#: From this many rows in an Arrow batch that Spark measured after every row it added, a list or
+#: map column null in every row of the batch makes the driver's commit log a warning: Spark's
+#: time for such a column grows with the square of the batch's rows (docs/spark.md, "Why null
+#: list and map columns cost the most") -- for a message's ``map`` and ``stream`` about 22 µs of
+#: CPU a row in Spark's default batches of 10,000 rows, about 4 at 2,000, against some 24 for the
+#: rest of the write of a 1 KiB message.
+SLOW_HAND_OVER_ROWS: Final = 2000
+
+_BYTE_UNITS: Final = {
+    unit: 2 ** (10 * power)
+    for power, units in enumerate(
+        (("", "b"), ("k", "kb"), ("m", "mb"), ("g", "gb"), ("t", "tb"), ("p", "pb"))
+    )
+    for unit in units
+}
+_BYTE_SIZE: Final = re.compile(r"\s*(-?\d+)\s*([a-z]*)\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +108,32 @@ class StagedPartition(WriterCommitMessage):
 
     staging: str
     ranges: tuple[tuple[int, int], ...]
+    # Columns null in every row of an Arrow batch of SLOW_HAND_OVER_ROWS rows or more that Spark
+    # measured after every row, and the most rows such a batch had.
+    slow_columns: tuple[str, ...] = ()
+    slow_batch_rows: int = 0
+
+
+def measures_every_row(byte_limit: str | None) -> bool:
+    """Whether Spark measures each Arrow batch it hands to Python after every row it adds, under
+    ``byte_limit``, the session's ``spark.sql.execution.arrow.maxBytesPerBatch`` (None: not set,
+    so Spark's default, a limit)."""
+    if byte_limit is None:
+        return True
+    found = _BYTE_SIZE.fullmatch(byte_limit.lower())
+    if found is None or found.group(2) not in _BYTE_UNITS:
+        return True  # not a size: Spark's own reading of it decides, and only "no limit" skips
+    return int(found.group(1)) * _BYTE_UNITS[found.group(2)] != NO_BYTE_LIMIT
+
+
+def null_nested_columns(batch: pa.RecordBatch) -> list[str]:
+    """The list and map columns of ``batch`` that are null in every row of it."""
+    return [
+        field.name
+        for field, column in zip(batch.schema, batch.columns, strict=True)
+        if (pa.types.is_list(field.type) or pa.types.is_map(field.type))
+        and column.null_count == batch.num_rows
+    ]
 
 
 def _connect(options: SinkOptions) -> Connection:
@@ -99,6 +147,9 @@ def stage(
     ``prefix``); report the ranges they got there."""
     task = TaskContext.get()
     staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
+    measured = task is not None and measures_every_row(task.getLocalProperty(BYTE_LIMIT_SETTING))
+    slow_columns: dict[str, None] = {}
+    slow_batch_rows = 0
     ranges: list[StagedRange] = []
     # One batch is staged by a sender thread while the next is encoded here: waiting for the
     # broker (its store's commit) then overlaps with the work of this task. The session is
@@ -110,6 +161,13 @@ def stage(
         encoded: list[bytes] = []
         size = 0
         for batch in batches:
+            if (
+                measured
+                and batch.num_rows >= SLOW_HAND_OVER_ROWS
+                and (slow := null_nested_columns(batch))
+            ):
+                slow_columns.update(dict.fromkeys(slow))
+                slow_batch_rows = max(slow_batch_rows, batch.num_rows)
             more = rows.encoded(batch)
             encoded += more
             size += sum(map(len, more))
@@ -130,7 +188,12 @@ def stage(
             merged[-1][1] = part.last_seq
         else:
             merged.append([part.first_seq, part.last_seq])
-    return StagedPartition(staging, tuple((first, last) for first, last in merged))
+    return StagedPartition(
+        staging,
+        tuple((first, last) for first, last in merged),
+        tuple(slow_columns),
+        slow_batch_rows,
+    )
 
 
 def publish(
@@ -157,7 +220,26 @@ def publish(
             marker,
         )
     logger.info("sink %s: batch %s published %d messages", sink_id, batch_id, published)
+    if slow := [part for part in parts if part.slow_columns]:
+        logger.warning("%s", hand_over_advice(options, slow))
     return published
+
+
+def hand_over_advice(options: SinkOptions, slow: list[StagedPartition]) -> str:
+    """What the driver logs when tasks report Arrow batches whose hand-over cost Spark time that
+    grows with the square of their rows (``SLOW_HAND_OVER_ROWS``), and what to do about it."""
+    columns = list(dict.fromkeys(name for part in slow for name in part.slow_columns))
+    target = options.destination if options.destination is not None else "each row's destination"
+    return (
+        f"jms sink to {target}: Spark handed the rows to the sink in Arrow batches of up to "
+        f"{max(part.slow_batch_rows for part in slow):,} rows, measuring each batch after every "
+        f"row it added ({BYTE_LIMIT_SETTING} is not {NO_BYTE_LIMIT}), with the column(s) "
+        f"{', '.join(columns)} null in every row of a batch: Spark's time for such a column grows "
+        "with the square of a batch's rows (in its default batches of 10,000 rows, about as much "
+        "CPU again as the write itself). Leave them out (df.drop("
+        f"{', '.join(repr(name) for name in columns)})) or write in the session settings "
+        'jms.spark.pipeline.ARROW_SETTINGS (docs/spark.md, "Arrow batches").'
+    )
 
 
 def discard(options: SinkOptions, staged: list[WriterCommitMessage | None]) -> None:
