@@ -552,8 +552,8 @@ def test_the_commit_warns_of_batches_spark_handed_over_in_time_square_in_their_r
         f"(spark.sql.execution.arrow.maxBytesPerBatch is not 2147483647), with the column(s) "
         f"{', '.join(null_columns)} null in every row of a batch: Spark's time for such a column "
         "grows with the square of a batch's rows (in its default batches of 10,000 rows, about "
-        "as much CPU again as the write itself). Leave them out (df.drop("
-        f"{', '.join(map(repr, null_columns))})) or write in the session settings "
+        f"as much CPU again as the write itself). To avoid it, leave out {', '.join(null_columns)} "
+        f"(df.drop({', '.join(map(repr, null_columns))})) or write in the session settings "
         'jms.spark.pipeline.ARROW_SETTINGS (docs/spark.md, "Arrow batches").'
     ]
 

@@ -393,7 +393,7 @@ def test_the_driver_says_when_spark_hands_the_sink_null_list_columns_the_slow_wa
     assert advice[0].startswith(f"jms sink to queue://{queue}.default: ")
     assert "Arrow batches of up to 2,500 rows" in advice[0]
     assert "the column(s) map, stream null in every row" in advice[0]
-    assert "df.drop('map', 'stream')" in advice[0]
+    assert "leave out map, stream (df.drop('map', 'stream'))" in advice[0]
     assert "jms.spark.pipeline.ARROW_SETTINGS" in advice[0]
     for copy in ("default", "trimmed", "settings"):  # the advice is all that differs
         assert _depth(session, f"{queue}.{copy}") == 2500

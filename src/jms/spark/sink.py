@@ -228,7 +228,10 @@ def publish(
 def hand_over_advice(options: SinkOptions, slow: list[StagedPartition]) -> str:
     """What the driver logs when tasks report Arrow batches whose hand-over cost Spark time that
     grows with the square of their rows (``SLOW_HAND_OVER_ROWS``), and what to do about it."""
+    # Columns the sink took null in every row may be left out: of the list and map columns, a
+    # message's map and stream (a null properties map is refused, and simple rows have none).
     columns = list(dict.fromkeys(name for part in slow for name in part.slow_columns))
+    dropped = ", ".join(repr(name) for name in columns)
     target = options.destination if options.destination is not None else "each row's destination"
     return (
         f"jms sink to {target}: Spark handed the rows to the sink in Arrow batches of up to "
@@ -236,9 +239,9 @@ def hand_over_advice(options: SinkOptions, slow: list[StagedPartition]) -> str:
         f"row it added ({BYTE_LIMIT_SETTING} is not {NO_BYTE_LIMIT}), with the column(s) "
         f"{', '.join(columns)} null in every row of a batch: Spark's time for such a column grows "
         "with the square of a batch's rows (in its default batches of 10,000 rows, about as much "
-        "CPU again as the write itself). Leave them out (df.drop("
-        f"{', '.join(repr(name) for name in columns)})) or write in the session settings "
-        'jms.spark.pipeline.ARROW_SETTINGS (docs/spark.md, "Arrow batches").'
+        f"CPU again as the write itself). To avoid it, leave out {', '.join(columns)} "
+        f"(df.drop({dropped})) or write in the session settings jms.spark.pipeline.ARROW_SETTINGS "
+        '(docs/spark.md, "Arrow batches").'
     )
 
 
