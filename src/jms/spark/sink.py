@@ -29,6 +29,9 @@ A sink is named by the ``sinkId`` option, or for streams by its checkpoint locat
 batch write stages to a queue of its own and publishes without a marker. One sink must not be
 written by two queries at once. This module is the only place the sink touches a broker, always
 through ``jms.client``.
+
+The driver's commit also logs a warning when Spark handed the tasks their rows the slow way:
+null list or map columns in big Arrow batches it measured after every row (``hand_over_advice``).
 """
 
 from __future__ import annotations
@@ -232,7 +235,7 @@ def hand_over_advice(options: SinkOptions, slow: list[StagedPartition]) -> str:
     # message's map and stream (a null properties map is refused, and simple rows have none).
     columns = list(dict.fromkeys(name for part in slow for name in part.slow_columns))
     dropped = ", ".join(repr(name) for name in columns)
-    target = options.destination if options.destination is not None else "each row's destination"
+    target = options.destination if options.destination is not None else "the rows' destinations"
     return (
         f"jms sink to {target}: Spark handed the rows to the sink in Arrow batches of up to "
         f"{max(part.slow_batch_rows for part in slow):,} rows, measuring each batch after every "
