@@ -558,6 +558,26 @@ def test_the_commit_warns_of_batches_spark_handed_over_in_time_square_in_their_r
     ]
 
 
+def test_a_stream_warns_for_each_micro_batch_spark_handed_over_so(
+    url: str, session: Session, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    sent = [session.create_text_message(f"t{n}") for n in range(SLOW_HAND_OVER_ROWS)]
+    batches = to_arrow(sent).combine_chunks().to_batches()
+    options = SinkOptions.parse(
+        {"url": url, "destination": "queue://streamed", "sinkId": "slow-hand-over"},
+        streaming=True,
+    )
+    writer = JmsStreamWriter(options, MESSAGE_SCHEMA)
+    monkeypatch.setattr("jms.spark.sink.TaskContext.get", lambda: _Task(None))
+    with caplog.at_level("WARNING", logger="jms.spark.sink"):
+        for batch_id in range(2):
+            writer.commit([_roundtrip(writer).write(iter(batches))], batch_id)
+    assert len(_texts(session, "streamed")) == 2 * SLOW_HAND_OVER_ROWS
+    assert [record.getMessage().partition(": ")[0] for record in caplog.records] == [
+        "jms sink to queue://streamed"
+    ] * 2
+
+
 def test_message_schema_rows_are_republished_with_their_types(url: str, session: Session) -> None:
     sent = _orders(session, 5)
     rows = to_arrow(sent).to_batches()
