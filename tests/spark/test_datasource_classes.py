@@ -527,10 +527,7 @@ def test_the_commit_warns_of_batches_spark_handed_over_in_time_square_in_their_r
     columns: list[str],
     advised: bool,
 ) -> None:
-    producer = session.create_producer(session.create_queue("texts"))
     sent = [session.create_text_message(f"t{n}") for n in range(rows)]
-    for message in sent:
-        producer.send(message)
     batch = to_arrow(sent).select(columns).combine_chunks().to_batches()
     schema = StructType([MESSAGE_SCHEMA[name] for name in columns])
     writer = JmsBatchWriter(
