@@ -421,8 +421,9 @@ class MessageFrames:
         ]
         if message._redelivered if delivery_count is None else delivery_count > 1:
             lines.append("redelivered:true\n")
-        correlation_id = message.get_jms_correlation_id()
-        if correlation_id is not None:
+        if message._correlation_id is not None:  # most messages have none: no call for them
+            correlation_id = message.get_jms_correlation_id()
+            assert correlation_id is not None  # its String form
             lines.append(f"correlation-id:{escape_header(correlation_id, version)}\n")
         if message._reply_to is not None:
             reply_to = self._name_of(message._reply_to)
