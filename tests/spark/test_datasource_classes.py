@@ -234,8 +234,10 @@ def test_a_store_is_read_straight_from_its_database(
 # --- streaming reads ----------------------------------------------------------------------------
 
 
-def _at(next_seq: int, stream_start: int = 1, key: str = "queue://orders") -> dict[str, int]:
-    return {key: next_seq, "streamStart": stream_start}
+def _at(
+    next_seq: int, stream_start: int = 1, key: str = "queue://orders", selector: str | None = None
+) -> dict[str, int | str | None]:
+    return {key: next_seq, "selector": selector, "streamStart": stream_start}
 
 
 def test_a_stream_reads_ranges_and_consumes_them_when_it_plans_the_next_batch(
@@ -312,6 +314,91 @@ def test_an_offset_without_a_stream_start_consumes_from_the_lowest_number(
     reader.stop()
 
 
+def test_an_offset_without_a_selector_was_read_with_the_selector_option_of_now(
+    url: str, session: Session
+) -> None:
+    """Checkpoints written before offsets carried their selector go on as they did."""
+    _orders(session, 4)
+    reader = JmsStreamReader(_source(url, streaming=True, selector="n <> 1"))
+    old = {"queue://orders": 3, "streamStart": 1}
+    assert reader.latestOffset(old, ReadAllAvailable()) == _at(5, 1, selector="n <> 1")
+    assert _numbers(session) == [1, 2, 3]
+    reader.stop()
+
+
+def test_a_stream_restarted_with_another_selector_consumes_only_what_it_read(
+    url: str, session: Session
+) -> None:
+    """Each batch is read with the selector it was planned with, and its consumption takes only
+    what that matched; a new selector reads on from the stream's offset and never consumes what
+    the old one left below it."""
+    _orders(session, 6)  # color: n odd is red, even blue
+    red = JmsStreamReader(_source(url, streaming=True, selector="color = 'red'"))
+    start = red.initialOffset()
+    assert start == _at(2, 2, selector="color = 'red'")  # the lowest number it matches
+    end = red.latestOffset(start, ReadMaxRows(3))
+    assert end == _at(5, 2, selector="color = 'red'")
+    red.stop()
+    # Restarted with another selector: Spark runs the planned batch again from its offsets.
+    blue = JmsStreamReader(_source(url, streaming=True, selector="color = 'blue'"))
+    again = _read(blue, list(blue.partitions(start, end)))
+    assert [m.get_long_property("n") for m in again] == [1, 3]  # as planned: the red ones
+    later = blue.latestOffset(end, ReadAllAvailable())
+    assert later == _at(7, 5, selector="color = 'blue'")  # starts over at 5
+    assert _numbers(session) == [0, 2, 4, 5]  # the red ones read are consumed, the blue stay
+    rest = _read(blue, list(blue.partitions(end, later)))
+    assert [m.get_long_property("n") for m in rest] == [4]
+    assert blue.latestOffset(later, ReadAllAvailable()) == later
+    assert _numbers(session) == [0, 2, 5]  # the blue ones below 5 were never the new one's
+    # And back to no selector: from 7 on, everything; below it, nothing.
+    _orders(session, 2)
+    everything = JmsStreamReader(_source(url, streaming=True))
+    last = everything.latestOffset(later, ReadAllAvailable())
+    assert last == _at(9, 7)
+    assert [
+        m.get_long_property("n")
+        for m in _read(everything, list(everything.partitions(later, last)))
+    ] == [0, 1]
+    assert everything.latestOffset(last, ReadAllAvailable()) == last
+    assert _numbers(session) == [0, 2, 5]
+    blue.stop()
+    everything.stop()
+
+
+def test_a_stream_that_starts_above_the_last_number_waits_for_it(
+    url: str, session: Session
+) -> None:
+    """A startingOffsets number not handed out yet is where the stream starts, not data loss."""
+    _orders(session, 3)
+    reader = JmsStreamReader(_source(url, streaming=True, startingOffsets='{"queue://orders":6}'))
+    start = reader.initialOffset()
+    assert start == _at(6, 6)
+    assert reader.latestOffset(start, ReadAllAvailable()) == start
+    _orders(session, 4)  # numbered 4 to 7
+    end = reader.latestOffset(start, ReadAllAvailable())
+    assert end == _at(8, 6)
+    read = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in read] == [2, 3]
+    assert reader.latestOffset(end, ReadAllAvailable()) == end
+    assert _numbers(session) == [0, 1, 2, 0, 1]
+    reader.stop()
+
+
+def test_a_stream_from_earliest_starts_at_a_message_not_due_yet(url: str, session: Session) -> None:
+    """``earliest`` is the lowest number held, a message whose delivery time is still ahead
+    included: a browse hides it, but a stream starting above it would never read it."""
+    producer = session.create_producer(session.create_queue("orders"))
+    producer.set_delivery_delay(60_000)
+    producer.send(session.create_text_message("later"))
+    producer.set_delivery_delay(0)
+    producer.send(session.create_text_message("now"))
+    reader = JmsStreamReader(_source(url, streaming=True))
+    start = reader.initialOffset()
+    assert start == _at(1)
+    assert reader.latestOffset(start, ReadAllAvailable()) == start  # waits for "later"
+    reader.stop()
+
+
 def test_available_now_stops_at_what_was_there(url: str, session: Session) -> None:
     _orders(session, 4)
     reader = JmsStreamReader(_source(url, streaming=True))
@@ -335,7 +422,7 @@ def test_a_stream_on_a_topic_creates_its_durable_subscription(url: str, session:
     )
     reader = JmsStreamReader(options)
     start = reader.initialOffset()
-    assert start == _at(1, 1, "topic://ticks")
+    assert start == _at(1, 1, "topic://ticks", selector="n > 0")
     _orders(session, 3, session.create_topic("ticks"))
     end = reader.latestOffset(start, ReadAllAvailable())
     read = _read(reader, list(reader.partitions(start, end)))
@@ -343,6 +430,26 @@ def test_a_stream_on_a_topic_creates_its_durable_subscription(url: str, session:
     assert reader.latestOffset(end, ReadAllAvailable()) == end
     source = TopicSubscription(Topic("ticks"), "spark", "pipeline")
     assert list(session.create_sequence_reader(source).read(1)) == []
+    reader.stop()
+
+
+def test_a_stream_with_a_selector_on_a_subscription_consumes_only_what_it_selected(
+    url: str, session: Session
+) -> None:
+    """The selector option on an existing durable subscription (made without it) selects what
+    the stream reads, and so what it consumes: the rest stays in the subscription."""
+    topic = session.create_topic("ticks")
+    session.create_shared_durable_consumer(topic, "all").close()
+    _orders(session, 6, topic)
+    options = {"destination": "topic://ticks", "subscriptionName": "all", "selector": "n >= 3"}
+    reader = JmsStreamReader(SourceOptions.parse({"url": url, **options}, streaming=True))
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    read = _read(reader, list(reader.partitions(start, end)))
+    assert [m.get_long_property("n") for m in read] == [3, 4, 5]
+    assert reader.latestOffset(end, ReadAllAvailable()) == end
+    held = session.create_sequence_reader(TopicSubscription(topic, "all"))
+    assert [m.get_long_property("n") for page in held.read(1) for _, m in page] == [0, 1, 2]
     reader.stop()
 
 
@@ -685,6 +792,25 @@ def test_a_commit_that_misses_staged_messages_publishes_nothing(url: str, sessio
             True,
             "option selector is 'a >'",
         ),
+        (
+            {"url": "memory://", "destination": "queue://a", "startingOffsets": ""},
+            True,
+            'option startingOffsets is \'\'; expected "earliest", "latest" or JSON',
+        ),
+        (
+            {"url": "memory://", "destination": "queue://a", "endingOffsets": ""},
+            False,
+            "option endingOffsets is ''; expected \"latest\" or JSON",
+        ),
+        (
+            {
+                "url": "memory://",
+                "destination": "queue://a",
+                "startingOffsets": '{"queue://a": 3, "queue://a": 1}',
+            },
+            False,
+            "which gives queue://a twice; give each destination once",
+        ),
         ({"store": "/x", "destination": "queue://a"}, True, "option store \\('/x'\\) is for batch"),
         (
             {"store": "/x", "destination": "queue://a", "selector": "a = 1"},
@@ -698,6 +824,40 @@ def test_bad_source_options_name_the_option_and_value(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         SourceOptions.parse(options, streaming=streaming)
+
+
+@pytest.mark.parametrize(
+    ("parse", "options", "message"),
+    [
+        (
+            SourceOptions.parse,
+            {"startingOffset": "latest"},
+            r'option startingoffset is not an option of format\("jms"\) reads; did you mean '
+            r"startingOffsets\? they take url, user, password",
+        ),
+        (
+            SourceOptions.parse,
+            {"SELECTR": "a = 1"},
+            "option selectr is .* did you mean selector\\?",
+        ),
+        (SourceOptions.parse, {"sinkId": "s"}, "option sinkid is not an option of .* reads; they"),
+        (SourceOptions.parse, {"path": "queue://a"}, "reads take no path .* 'queue://a'"),
+        (SinkOptions.parse, {"destinaton": "queue://a"}, "writes; did you mean destination\\?"),
+        (SinkOptions.parse, {"selector": "a = 1"}, "option selector is not an option of .* writes"),
+        (SinkOptions.parse, {"path": "/p"}, "writes take no path"),
+    ],
+)
+def test_unknown_options_are_refused_with_the_closest_known_name(
+    parse: Any, options: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse({"url": "memory://", "destination": "queue://a", **options}, streaming=False)
+
+
+def test_a_streaming_write_takes_what_spark_adds_to_its_options() -> None:
+    spark_adds = {"checkpointlocation": "/tmp/ckpt", "queryname": "q"}
+    options = SinkOptions.parse({"url": "memory://", **spark_adds}, streaming=True)
+    assert options.sink_id is not None and options.sink_id.startswith("ckpt-")
 
 
 @pytest.mark.parametrize(
@@ -765,7 +925,7 @@ def test_the_data_source_reads_only_message_schema_and_only_appends() -> None:
         source.writer(MESSAGE_SCHEMA, True)
     assert isinstance(source.reader(MESSAGE_SCHEMA), JmsBatchReader)
     assert isinstance(source.streamReader(MESSAGE_SCHEMA), JmsStreamReader)
-    partition = RangePartition(3, 9)
+    partition = RangePartition(3, 9, None)
     assert pickle.loads(pickle.dumps(partition)).end == 9
 
 

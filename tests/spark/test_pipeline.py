@@ -24,7 +24,7 @@ import jms.spark
 from jms.broker import Broker
 from jms.cli import app
 from jms.client import ConnectionFactory, Session
-from jms.message import Message, Queue
+from jms.message import Message, Queue, Topic
 from jms.spark.pipeline import (
     ARROW_BATCH_ROWS,
     ARROW_SETTINGS,
@@ -98,6 +98,12 @@ def _example(name: str) -> ModuleType:
         ({"stream": True}, "--stream needs --checkpoint DIR"),
         ({"checkpoint": "/tmp/c"}, "are for --stream pipelines"),
         ({"max_offsets_per_trigger": 5}, "--max-per-trigger is for --stream"),
+        (
+            {"subscription_name": "s"},
+            "--subscription 's' names a durable subscription of a topic, but --from "
+            "queue://src is a queue",
+        ),
+        ({"client_id": "c"}, "--client-id 'c' names a durable subscription of a topic"),
     ],
 )
 def test_a_pipeline_that_cannot_run_says_why(changes: dict[str, object], message: str) -> None:
@@ -144,6 +150,41 @@ def test_the_cli_refuses_a_bad_pipeline_before_starting_spark() -> None:
     )
     assert result.exit_code == 1
     assert "--stream needs --checkpoint DIR" in result.output
+
+
+def test_the_broker_check_names_a_durable_subscription_a_batch_pipeline_cannot_find(
+    broker_url: str, session: Session
+) -> None:
+    """Found in review (28 November): Spark started, then failed in 167 lines."""
+    topic = f"topic://ticks-{uuid.uuid4().hex[:8]}"
+    batch = Pipeline(source=topic, target="parquet:/tmp/x", url=broker_url, subscription_name="s")
+    with pytest.raises(ValueError) as refused:
+        check_broker(batch)
+    assert str(refused.value) == (
+        f"--from {topic} has no durable subscription named 's' without a client ID; check "
+        "--subscription and --client-id (a --stream pipeline creates it)"
+    )
+    with pytest.raises(ValueError, match="named 's' for --client-id 'c'; check"):
+        check_broker(
+            Pipeline(
+                source=topic,
+                target="parquet:/tmp/x",
+                url=broker_url,
+                subscription_name="s",
+                client_id="c",
+            )
+        )
+    stream = Pipeline(
+        source=topic,
+        target="parquet:/tmp/x",
+        url=broker_url,
+        subscription_name="s",
+        stream=True,
+        checkpoint="/tmp/c",
+    )
+    check_broker(stream)  # a stream creates it
+    session.create_shared_durable_consumer(Topic(topic[len("topic://") :]), "s").close()
+    check_broker(batch)
 
 
 def test_the_broker_check_connects_over_tls_with_the_pipelines_ca(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ queue or durable subscription (docs/spark.md, "Exactly once: streaming reads")."
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -183,3 +184,114 @@ def test_streams_take_the_backlog_of_a_queue_and_a_durable_subscription_by_defau
     assert _archived(jms_spark, tmp_path / "t") == Counter(published)
     reader = session.create_sequence_reader(TopicSubscription(topic, "archive"))
     assert list(reader.read(1)) == []
+
+
+def _colored(connection: Connection, queue: Queue, count: int, start: int = 0) -> list[str]:
+    """``count`` messages numbered from ``start``, red when odd and blue when even."""
+    transacted = connection.create_session(transacted=True)
+    producer = transacted.create_producer(queue)
+    sent: list[Message] = []
+    for number in range(start, start + count):
+        message = transacted.create_text_message(f"m{number}")
+        message.set_long_property("n", Long(number))
+        message.set_string_property("color", "red" if number % 2 else "blue")
+        producer.send(message)
+        sent.append(message)
+    transacted.commit()
+    transacted.close()
+    return [m.get_jms_message_id() or "" for m in sent]
+
+
+def test_a_stream_restarted_with_another_selector_loses_nothing(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Found in review (28 November): a run with ``color = 'red'``, then the same checkpoint with
+    ``color = 'blue'`` consumed the blue messages below the offset without reading them. Now the
+    new selector reads on from the offset; what the old one skipped stays on the queue."""
+    queue = Queue(f"recolored-{uuid.uuid4().hex[:8]}")
+    first = _colored(connection, queue, 10)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    red = {"destination": str(queue), "selector": "color = 'red'"}
+    blue = {"destination": str(queue), "selector": "color = 'blue'"}
+    _run(jms_spark, broker_url, output, checkpoint, **red)
+    assert _archived(jms_spark, output) == Counter(first[1::2])
+    _run(jms_spark, broker_url, output, checkpoint, **blue)
+    assert _archived(jms_spark, output) == Counter(first[1::2])
+    second = _colored(connection, queue, 4, start=10)
+    _run(jms_spark, broker_url, output, checkpoint, **blue)
+    assert _archived(jms_spark, output) == Counter(first[1::2] + second[0::2])
+    left = [m.get_jms_message_id() for m in session.create_browser(queue)]
+    assert left == first[0::2] + second[1::2]  # every message is archived or still queued
+
+
+def test_a_stream_with_a_selector_on_an_existing_subscription_leaves_the_rest_in_it(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Found in review: on a durable subscription made without a selector, a stream with one read
+    the matches and consumed the whole subscription."""
+    topic = Topic(f"everything-{uuid.uuid4().hex[:8]}")
+    session.create_shared_durable_consumer(topic, "sub").close()
+    published = _send(connection, topic, 10)
+    options = {"destination": str(topic), "subscriptionName": "sub", "selector": "n >= 5"}
+    _run(jms_spark, broker_url, tmp_path / "out", tmp_path / "ckpt", **options)
+    assert _archived(jms_spark, tmp_path / "out") == Counter(published[5:])
+    held = session.create_sequence_reader(TopicSubscription(topic, "sub"))
+    assert [m.get_jms_message_id() for page in held.read(1) for _, m in page] == published[:5]
+
+
+def test_a_stream_from_earliest_reads_a_delayed_message_at_the_head(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Found in review: ``earliest`` started above a message not due yet, so the stream never
+    read it. Now the stream starts at it and waits for it."""
+    queue = Queue(f"delayed-{uuid.uuid4().hex[:8]}")
+    producer = session.create_producer(queue)
+    producer.set_delivery_delay(5000)
+    delayed = session.create_text_message("later")
+    producer.send(delayed)
+    due = time.monotonic() + 5
+    producer.set_delivery_delay(0)
+    now = [session.create_text_message(text) for text in ("a", "b")]
+    for message in now:
+        producer.send(message)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    _run(jms_spark, broker_url, output, checkpoint, destination=str(queue))
+    time.sleep(max(0.0, due - time.monotonic()) + 0.5)
+    _run(jms_spark, broker_url, output, checkpoint, destination=str(queue))
+    sent = [m.get_jms_message_id() for m in (delayed, *now)]
+    assert _archived(jms_spark, output) == Counter(sent)
+    assert _depth(session, queue.get_queue_name()) == 0
+
+
+def test_a_stream_that_starts_above_the_last_number_waits_for_it(
+    jms_spark: SparkSession,
+    broker_url: str,
+    connection: Connection,
+    session: Session,
+    tmp_path: Path,
+) -> None:
+    """Found in review: a ``startingOffsets`` number not handed out yet failed the stream as
+    data loss. The stream waits for it instead, and never consumes what lies below it."""
+    queue = Queue(f"ahead-{uuid.uuid4().hex[:8]}")
+    backlog = _send(connection, queue, 5)  # numbered 1 to 5
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    options = {"destination": str(queue), "startingOffsets": f'{{"{queue}": 8}}'}
+    _run(jms_spark, broker_url, output, checkpoint, **options)
+    assert _archived(jms_spark, output) == Counter()
+    later = _send(connection, queue, 5, start=5)  # numbered 6 to 10
+    _run(jms_spark, broker_url, output, checkpoint, **options)
+    assert _archived(jms_spark, output) == Counter(later[2:])
+    left = [m.get_jms_message_id() for m in session.create_browser(queue)]
+    assert left == backlog + later[:2]

@@ -9,23 +9,27 @@ the same text. ``startingOffsets``/``endingOffsets`` also accept ``"earliest"`` 
 and inside the JSON Kafka's ``-2`` (earliest) and ``-1`` (latest). A range ``[start, end)`` becomes
 partitions of consecutive numbers.
 
-A stream's offsets also carry ``streamStart``, the number the stream started at
-(``{"queue://orders": 43, "streamStart": 31}``): a stream consumes what it has read, and it has
-read nothing numbered below its start, so its consumption never reaches below it. This module is
-pure: it never talks to a broker.
+A stream's offsets also carry ``streamStart``, the number the stream started at, and
+``selector``, the ``selector`` option its batches were read with (``{"queue://orders": 43,
+"selector": null, "streamStart": 31}``): a stream consumes what it has read, and it has read
+nothing numbered below its start, nor anything its selector did not match, so its consumption
+never reaches either. This module is pure: it never talks to a broker.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
     "EARLIEST",
     "LATEST",
+    "SELECTOR",
     "STREAM_START",
+    "OffsetDict",
     "SequenceRange",
     "StreamOffset",
     "offset_dict",
@@ -61,41 +65,53 @@ def offset_dict(key: str, next_seq: int) -> dict[str, int]:
     return {key: next_seq}
 
 
-def offset_json(offsets: dict[str, int]) -> str:
+def offset_json(offsets: Mapping[str, object]) -> str:
     """Offsets as JSON text with sorted keys: one offset, one text."""
     return json.dumps(offsets, sort_keys=True, separators=(",", ":"))
 
 
+#: An offset as Spark stores it: the destination's next number, and a stream's other fields.
+OffsetDict = dict[str, int | str | None]
+
 #: The key of a stream offset's starting number.
 STREAM_START: Final = "streamStart"
+#: The key of a stream offset's selector (null: none).
+SELECTOR: Final = "selector"
 
 
 @dataclass(frozen=True, slots=True)
 class StreamOffset:
     """A stream's position: ``next_seq`` is the next number to read, ``stream_start`` the number
-    the stream started at (it consumes nothing below it)."""
+    the stream started at (it consumes nothing below it), ``selector`` the ``selector`` option
+    its batches up to ``next_seq`` were read with (it consumes nothing else)."""
 
     next_seq: int
     stream_start: int
+    selector: str | None
 
-    def to_dict(self, key: str) -> dict[str, int]:
+    def to_dict(self, key: str) -> OffsetDict:
         """The offset of ``key`` (a destination's text) as the dict Spark stores."""
-        return {key: self.next_seq, STREAM_START: self.stream_start}
+        return {key: self.next_seq, SELECTOR: self.selector, STREAM_START: self.stream_start}
 
 
-def stream_offset_of(offset: Any, key: str, what: str) -> StreamOffset:
+def stream_offset_of(offset: Any, key: str, what: str, selector_now: str | None) -> StreamOffset:
     """The stream offset an offset dict (from Spark's checkpoint) holds for ``key``; ``ValueError``
-    saying ``what`` it was if it is not a stream offset of that destination. An offset without
-    ``streamStart`` (written by a version that did not record it) starts at 1: such a stream
-    consumed from the lowest number, and goes on doing so."""
-    expected = offset_json(StreamOffset(43, 31).to_dict(key))
-    if not isinstance(offset, dict) or not set(offset) <= {key, STREAM_START} or key not in offset:
+    saying ``what`` it was if it is not a stream offset of that destination. Offsets written by
+    earlier versions go on as they did: without ``streamStart`` the stream started at 1 (it
+    consumed from the lowest number), without ``selector`` it read with ``selector_now``."""
+    expected = offset_json(StreamOffset(43, 31, None).to_dict(key))
+    if (
+        not isinstance(offset, dict)
+        or not set(offset) <= {key, STREAM_START, SELECTOR}
+        or key not in offset
+    ):
         raise ValueError(
             f"{what} {offset!r} is not an offset of {key}: expected {expected}, the next sequence "
-            "number to read and the one the stream started at (was the checkpoint written for "
-            "another destination?)"
+            "number to read, the selector read with and the number the stream started at (was "
+            "the checkpoint written for another destination?)"
         )
     next_seq, stream_start = offset[key], offset.get(STREAM_START, 1)
+    selector = offset.get(SELECTOR, selector_now)
     if (
         type(next_seq) is not int
         or type(stream_start) is not int
@@ -105,7 +121,12 @@ def stream_offset_of(offset: Any, key: str, what: str) -> StreamOffset:
             f"{what} {offset!r} is not an offset of {key}: expected {expected}, with "
             f"1 <= {STREAM_START} <= the next sequence number"
         )
-    return StreamOffset(next_seq, stream_start)
+    if selector is not None and (type(selector) is not str or not selector.strip()):
+        raise ValueError(
+            f"{what} {offset!r} is not an offset of {key}: its {SELECTOR} must be a selector's "
+            "text or null"
+        )
+    return StreamOffset(next_seq, stream_start, selector)
 
 
 def parse_offset_option(option: str, text: str, key: str, *, earliest_allowed: bool) -> int:
@@ -120,10 +141,15 @@ def parse_offset_option(option: str, text: str, key: str, *, earliest_allowed: b
     words = '"earliest", "latest"' if earliest_allowed else '"latest"'
     example = offset_json(offset_dict(key, 42))
     try:
-        value = json.loads(stripped)
+        value = json.loads(stripped, object_pairs_hook=_refusing_repeated_keys)
     except json.JSONDecodeError:
         raise ValueError(
             f"option {option} is {text!r}; expected {words} or JSON like {example}"
+        ) from None
+    except _RepeatedKey as repeated:
+        raise ValueError(
+            f"option {option} is {text!r}, which gives {repeated.key} twice; give each "
+            "destination once"
         ) from None
     if not isinstance(value, dict) or set(value) != {key}:
         named = sorted(value) if isinstance(value, dict) else type(value).__name__
@@ -140,6 +166,22 @@ def parse_offset_option(option: str, text: str, key: str, *, earliest_allowed: b
             f"number to read (at least 1), or {sentinels}"
         )
     return int(seq)
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _refusing_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (``json`` keeps the last silently)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise _RepeatedKey(key)
+        found[key] = value
+    return found
 
 
 def split_range(

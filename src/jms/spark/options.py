@@ -8,6 +8,7 @@ the value given. This module only reads text: it never connects to a broker or o
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +43,32 @@ DEFAULT_MAX_OFFSETS_PER_PARTITION: Final = 100_000
 #: few MiB per page.
 DEFAULT_PAGE_SIZE: Final = 5000
 
+_BROKER_OPTIONS: Final = ("url", "user", "password", "ca", "cert", "key")
+_SOURCE_OPTIONS: Final = (
+    *_BROKER_OPTIONS,
+    "store",
+    "destination",
+    "subscriptionName",
+    "clientId",
+    "selector",
+    "startingOffsets",
+    "endingOffsets",
+    "maxOffsetsPerTrigger",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxOffsetsPerPartition",
+    "pageSize",
+)
+# A streaming write is also given the query's checkpointLocation and queryName by Spark.
+_SINK_OPTIONS: Final = (
+    *_BROKER_OPTIONS,
+    "destination",
+    "sinkId",
+    "batchId",
+    "checkpointLocation",
+    "queryName",
+)
+
 _TRUE: Final = frozenset({"true"})
 _BOOLEANS: Final = frozenset({"true", "false"})
 
@@ -75,6 +102,24 @@ class _Options:
         if text.strip().lower() not in _BOOLEANS:
             raise ValueError(f"option {name} is {text!r}; expected true or false")
         return text.strip().lower() in _TRUE
+
+    def only(self, known: tuple[str, ...], what: str) -> None:
+        """Refuse an option not ``known``: a misspelt one would otherwise leave its default."""
+        by_lower = {name.lower(): name for name in known}
+        for given in self._values:
+            if given in by_lower:
+                continue
+            if given == "path":
+                raise ValueError(
+                    f'format("jms") {what} take no path (load(...) or save(...) was given '
+                    f"{self._values[given]!r}); give option destination"
+                )
+            close = difflib.get_close_matches(given, by_lower, n=1)
+            hint = f"did you mean {by_lower[close[0]]}? " if close else ""
+            raise ValueError(
+                f'option {given} is not an option of format("jms") {what}; {hint}they take '
+                f"{', '.join(known)} (docs/spark.md, Options)"
+            )
 
     def refuse(self, name: str, why: str) -> None:
         text = self.text(name)
@@ -208,6 +253,7 @@ class SourceOptions:
     @staticmethod
     def parse(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
         found = _Options(options)
+        found.only(_SOURCE_OPTIONS, "reads")
         store = found.text("store")
         broker = None
         if store is not None:
@@ -245,15 +291,18 @@ class SourceOptions:
         else:
             for name in ("maxOffsetsPerTrigger",):
                 found.refuse(name, "is for streaming reads (spark.readStream)")
+            ending_text = found.text("endingOffsets")
             ending = parse_offset_option(
                 "endingOffsets",
-                found.text("endingOffsets") or "latest",
+                "latest" if ending_text is None else ending_text,
                 key,
                 earliest_allowed=False,
             )
         # Unlike Kafka's streams (latest), every read starts at the backlog by default: a queue
         # holds work to be done, and a durable subscription holds what was kept for its reader.
-        starting_text = found.text("startingOffsets") or "earliest"
+        starting_text = found.text("startingOffsets")
+        if starting_text is None:
+            starting_text = "earliest"
         starting = parse_offset_option("startingOffsets", starting_text, key, earliest_allowed=True)
         if starting >= 1 and ending >= 1 and starting > ending:
             raise ValueError(
@@ -301,6 +350,7 @@ class SinkOptions:
     @staticmethod
     def parse(options: Mapping[str, str], *, streaming: bool) -> SinkOptions:
         found = _Options(options)
+        found.only(_SINK_OPTIONS, "writes")
         broker = _broker(found)
         sink_id = found.text("sinkId")
         if sink_id is not None:

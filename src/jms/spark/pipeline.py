@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from jms.errors import JMSException, JMSSecurityException
+from jms.client import TopicSubscription
+from jms.errors import InvalidDestinationException, JMSException, JMSSecurityException
 from jms.message import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from jms.selector import Selector
 from jms.spark.options import BrokerAddress
@@ -105,6 +106,16 @@ class Pipeline:
                 f"--from {self.source} is a topic: name the durable subscription to read with "
                 "--subscription (and --client-id if it has one)"
             )
+        if isinstance(source, Queue):
+            for option, value in (
+                ("--subscription", self.subscription_name),
+                ("--client-id", self.client_id),
+            ):
+                if value is not None:
+                    raise ValueError(
+                        f"{option} {value!r} names a durable subscription of a topic, but "
+                        f"--from {self.source} is a queue"
+                    )
         if self.parquet_path is None:
             _parse_destination(self.target, "--to")
             if self.target.strip() == self.source.strip():
@@ -161,11 +172,35 @@ def _parse_destination(text: str, option: str) -> Queue | Topic:
 
 
 def check_broker(pipeline: Pipeline) -> None:
-    """Connect to the pipeline's broker with its login and close again, raising ``ValueError``
-    with one line saying what to do when the broker is down or refuses the login — so that the
-    CLI says so before it spends seconds starting Spark, whose tasks would fail on it anyway."""
+    """Connect to the pipeline's broker with its login, check that the durable subscription a
+    batch pipeline reads exists (a stream creates it), and close again, raising ``ValueError``
+    with one line saying what to do when the broker is down, refuses the login or has no such
+    subscription — so that the CLI says so before it spends seconds starting Spark, whose tasks
+    would fail on it anyway."""
     try:
-        BrokerAddress.parse(pipeline.broker_options).connect().close()
+        with BrokerAddress.parse(pipeline.broker_options).connect() as connection:
+            source = _parse_destination(pipeline.source, "--from")
+            if isinstance(source, Topic) and not pipeline.stream:
+                assert pipeline.subscription_name is not None
+                subscription = TopicSubscription(
+                    source, pipeline.subscription_name, pipeline.client_id
+                )
+                try:
+                    connection.create_session().create_sequence_reader(
+                        subscription
+                    ).first_sequence()
+                except InvalidDestinationException:
+                    raise ValueError(
+                        f"--from {pipeline.source} has no durable subscription named "
+                        f"{pipeline.subscription_name!r}"
+                        + (
+                            f" for --client-id {pipeline.client_id!r}"
+                            if pipeline.client_id is not None
+                            else " without a client ID"
+                        )
+                        + "; check --subscription and --client-id (a --stream pipeline "
+                        "creates it)"
+                    ) from None
     except JMSSecurityException as error:
         raise ValueError(f"{error.reason}; check --user and --password") from None
     except JMSException as error:

@@ -36,12 +36,13 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from jms.client import Connection, SequenceReader, TopicSubscription
+from jms.client import Connection, SequenceReader, Session, TopicSubscription
 from jms.errors import InvalidDestinationException
 from jms.spark.columnar import encoded_to_arrow
 from jms.spark.offsets import (
     EARLIEST,
     LATEST,
+    OffsetDict,
     SequenceRange,
     StreamOffset,
     offset_dict,
@@ -60,15 +61,17 @@ logger = logging.getLogger(__name__)
 
 
 class RangePartition(InputPartition):
-    """One Spark task's share of a read: the sequence numbers ``start <= seq < end``."""
+    """One Spark task's share of a read: the sequence numbers ``start <= seq < end`` that
+    ``selector`` (evaluated by the broker) matches."""
 
-    def __init__(self, start: int, end: int) -> None:
-        super().__init__((start, end))
+    def __init__(self, start: int, end: int, selector: str | None) -> None:
+        super().__init__((start, end, selector))
         self.start = start
         self.end = end
+        self.selector = selector
 
     def __repr__(self) -> str:
-        return f"RangePartition({self.start}, {self.end})"
+        return f"RangePartition({self.start}, {self.end}, {self.selector!r})"
 
 
 def _connect(options: SourceOptions) -> Connection:
@@ -95,12 +98,10 @@ def _store_pages(options: SourceOptions, part: RangePartition) -> Iterator[list[
             start = page[-1][0] + 1
 
 
-def read_range(
-    options: SourceOptions, part: RangePartition, selector: str | None
-) -> Iterator[pa.RecordBatch]:
-    """The messages numbered ``part.start`` to ``part.end - 1`` (matching ``selector``) as Arrow
-    record batches in ``MESSAGE_SCHEMA``, one per page, decoded from the codec bytes the broker
-    (or the store) ships straight into columns; consumes nothing."""
+def read_range(options: SourceOptions, part: RangePartition) -> Iterator[pa.RecordBatch]:
+    """The messages of ``part`` as Arrow record batches in ``MESSAGE_SCHEMA``, one per page,
+    decoded from the codec bytes the broker (or the store) ships straight into columns; consumes
+    nothing."""
     if part.end <= part.start:
         return
     if options.store is not None:
@@ -108,7 +109,7 @@ def read_range(
             yield encoded_to_arrow(encoded)
         return
     with _connect(options) as connection:
-        reader = connection.create_session().create_sequence_reader(options.source, selector)
+        reader = connection.create_session().create_sequence_reader(options.source, part.selector)
         for page in reader.read_encoded(part.start, part.end - 1, options.page_size):
             yield encoded_to_arrow(page.messages)
 
@@ -172,8 +173,9 @@ class JmsBatchReader(DataSourceReader):
         end = _resolve(options.ending, first, last)
         if start >= end:
             return []
+        selector = self.selector  # the filters Spark pushed come before the planning
         return [
-            RangePartition(part.start, part.end)
+            RangePartition(part.start, part.end, selector)
             for part in split_range(
                 SequenceRange(start, end), options.min_partitions, options.max_offsets_per_partition
             )
@@ -183,21 +185,24 @@ class JmsBatchReader(DataSourceReader):
         if not isinstance(partition, RangePartition):
             # PySpark reads one ``InputPartition(None)`` when ``partitions`` planned none.
             return iter(())
-        return read_range(self._options, partition, self.selector)
+        return read_range(self._options, partition)
 
 
 class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """``spark.readStream.format("jms")``: offsets are next sequence numbers (with the number the
-    stream started at, ``streamStart``). The stream consumes what it has read once the sink has
-    it: ``latestOffset(start)`` -- Spark plans a batch from ``start`` only once every batch before
-    it is committed to the sink and recorded in the checkpoint's commit log -- first consumes every
-    message numbered from ``streamStart`` to ``start - 1`` (on a queue with the ``selector``
-    option, only those the selector matches: the others stay for other consumers). Nothing else
-    consumes, and nothing below ``streamStart`` is ever consumed. Spark asks for ``latestOffset``
-    once more after the last batch of an ``availableNow`` run, so that run leaves nothing it wrote
-    behind. ``latestOffset`` never ends a batch past a message whose delivery time is still ahead
-    (a range read hides it until then, and the next consumption would take it unread): the stream
-    waits for it, so it is read, once, in a later batch.
+    """``spark.readStream.format("jms")``: offsets are next sequence numbers, with the number the
+    stream started at (``streamStart``) and the ``selector`` option its batches were read with.
+    The stream consumes what it has read once the sink has it: ``latestOffset(start)`` -- Spark
+    plans a batch from ``start`` only once every batch before it is committed to the sink and
+    recorded in the checkpoint's commit log -- first consumes every message numbered from
+    ``streamStart`` to ``start - 1`` that the selector of ``start`` matches (every one without a
+    selector); the others stay for other consumers. Nothing else consumes, and nothing below
+    ``streamStart`` is ever consumed. A stream restarted with another ``selector`` option
+    consumes what it read with the old one, then starts over at ``start`` with the new one:
+    what the old one left below ``start`` is never the new one's to consume. Spark asks for
+    ``latestOffset`` once more after the last batch of an ``availableNow`` run, so that run
+    leaves nothing it wrote behind. ``latestOffset`` never ends a batch past a message whose
+    delivery time is still ahead (a range read hides it until then, and the next consumption
+    would take it unread): the stream waits for it, so it is read, once, in a later batch.
 
     The planning methods share one connection, opened at first use and closed by ``stop``; it is
     never pickled (``read`` runs elsewhere and connects on its own).
@@ -206,39 +211,40 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: SourceOptions) -> None:
         self._options = options
         self._connection: Connection | None = None
-        self._reader: SequenceReader | None = None
+        self._session: Session | None = None
+        self._readers: dict[str | None, SequenceReader] = {}
         self._available_now: int | None = None
 
     def __getstate__(self) -> dict[str, object]:
-        return {**self.__dict__, "_connection": None, "_reader": None}
+        return {**self.__dict__, "_connection": None, "_session": None, "_readers": {}}
 
-    def _sequences(self) -> SequenceReader:
-        if self._reader is None:
-            self._connection = _connect(self._options)
-            session = self._connection.create_session()
-            source = self._options.source
-            # On a queue the selector also bounds what the stream consumes; a durable
-            # subscription is the stream's own (its selector, if any, decided what it holds).
-            selector = None if isinstance(source, TopicSubscription) else self._options.selector
-            self._reader = session.create_sequence_reader(source, selector)
-        return self._reader
+    def _sequences(self, selector: str | None) -> SequenceReader:
+        """A planning reader of the source with ``selector``, on the planning connection."""
+        reader = self._readers.get(selector)
+        if reader is None:
+            if self._session is None:
+                self._connection = _connect(self._options)
+                self._session = self._connection.create_session()
+            reader = self._session.create_sequence_reader(self._options.source, selector)
+            self._readers[selector] = reader
+        return reader
 
-    def _offset(self, offset: dict[str, int], what: str) -> StreamOffset:
-        return stream_offset_of(offset, self._options.key, what)
+    def _offset(self, offset: OffsetDict, what: str) -> StreamOffset:
+        options = self._options
+        return stream_offset_of(offset, options.key, what, options.selector)
 
-    def initialOffset(self) -> dict[str, int]:
+    def initialOffset(self) -> OffsetDict:
         options = self._options
         if isinstance(options.source, TopicSubscription):
             self._ensure_subscription(options.source)
-        reader = self._sequences()
-        first = reader.first_sequence()
-        start = _resolve(options.starting, first, reader.last_sequence())
-        return StreamOffset(start, start).to_dict(options.key)
+        reader = self._sequences(options.selector)
+        start = _resolve(options.starting, _lowest_held(reader), reader.last_sequence())
+        return StreamOffset(start, start, options.selector).to_dict(options.key)
 
     def _ensure_subscription(self, source: TopicSubscription) -> None:
         """Create the durable subscription (with the ``selector`` option as its selector; a shared
         one when no ``clientId`` is given) unless it exists; an existing one is left as it is."""
-        reader = self._sequences()
+        reader = self._sequences(self._options.selector)
         try:
             reader.first_sequence()
             return
@@ -266,13 +272,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._available_now = self._sequences().last_sequence() + 1
+        self._available_now = self._sequences(self._options.selector).last_sequence() + 1
 
-    def latestOffset(self, start: dict[str, int], limit: ReadLimit) -> dict[str, int]:
+    def latestOffset(self, start: OffsetDict, limit: ReadLimit) -> OffsetDict:
         options = self._options
         position = self._offset(start, "the start offset")
         start_seq = position.next_seq
-        reader = self._sequences()
+        reader = self._sequences(options.selector)
         if isinstance(options.source, TopicSubscription):
             try:
                 reader.first_sequence()
@@ -286,6 +292,10 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._ensure_subscription(options.source)
         end = reader.last_sequence() + 1
         if end < start_seq:
+            if start_seq == position.stream_start:
+                # Nothing read yet: the stream starts at a number not handed out yet
+                # (startingOffsets), and waits for it.
+                return start
             if options.fail_on_data_loss:
                 raise ValueError(
                     f"{options.key} has handed out numbers only up to {end - 1}, but this stream "
@@ -300,8 +310,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
             return start
         # Spark plans from ``start`` only once the batches before it are in the sink.
-        consumed = reader.acknowledge_through(start_seq - 1, position.stream_start)
-        logger.debug("%s: consumed %d read before %d", options.key, consumed, start_seq)
+        stream_start = self._consume_read(position)
         if self._available_now is not None:
             end = min(end, max(self._available_now, start_seq))
         if isinstance(limit, ReadMaxRows):
@@ -312,21 +321,50 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             not_due = reader.first_not_due(start_seq, end - 1)
             if not_due is not None:
                 end = not_due
-        return StreamOffset(end, position.stream_start).to_dict(options.key)
+        return StreamOffset(end, stream_start, options.selector).to_dict(options.key)
+
+    def _consume_read(self, position: StreamOffset) -> int:
+        """Consume what the batches before ``position`` read: the messages numbered from its
+        ``stream_start`` to ``next_seq - 1`` that its selector matches. Return the
+        ``stream_start`` of the batches planned from here: the same, or ``next_seq`` when the
+        ``selector`` option is no longer the one those batches were read with."""
+        options = self._options
+        consumed = self._sequences(position.selector).acknowledge_through(
+            position.next_seq - 1, position.stream_start
+        )
+        logger.debug("%s: consumed %d read before %d", options.key, consumed, position.next_seq)
+        if position.selector == options.selector:
+            return position.stream_start
+        logger.warning(
+            "%s: the selector option is now %r; this stream read up to %d with %r and consumed "
+            "what that matched, and reads on from %d with the new one (it will not consume what "
+            "the old one left below %d)",
+            options.key,
+            options.selector,
+            position.next_seq - 1,
+            position.selector,
+            position.next_seq,
+            position.next_seq,
+        )
+        return position.next_seq
 
     def reportLatestOffset(self) -> dict[str, int]:
-        return offset_dict(self._options.key, self._sequences().last_sequence() + 1)
+        return offset_dict(
+            self._options.key, self._sequences(self._options.selector).last_sequence() + 1
+        )
 
-    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+    def partitions(self, start: OffsetDict, end: OffsetDict) -> Sequence[InputPartition]:
         start_seq = self._offset(start, "the start offset").next_seq
-        end_seq = self._offset(end, "the end offset").next_seq
-        if end_seq <= start_seq:
+        last = self._offset(end, "the end offset")
+        if last.next_seq <= start_seq:
             return []
         options = self._options
+        # A batch is read with the selector it was planned with, also when it is run again
+        # after a restart with another selector option: its consumption takes what that matches.
         return [
-            RangePartition(part.start, part.end)
+            RangePartition(part.start, part.end, last.selector)
             for part in split_range(
-                SequenceRange(start_seq, end_seq),
+                SequenceRange(start_seq, last.next_seq),
                 options.min_partitions,
                 options.max_offsets_per_partition,
             )
@@ -334,9 +372,9 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangePartition)
-        return read_range(self._options, partition, self._options.selector)
+        return read_range(self._options, partition)
 
-    def commit(self, end: dict[str, int]) -> None:
+    def commit(self, end: OffsetDict) -> None:
         """Nothing to do: Spark calls ``commit(end)`` only when it plans the batch after the one
         ending at ``end`` -- never after the last batch of a run -- and by then ``latestOffset``
         has consumed through ``end`` already."""
@@ -346,4 +384,16 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._connection is not None:
             self._connection.close()
         self._connection = None
-        self._reader = None
+        self._session = None
+        self._readers = {}
+
+
+def _lowest_held(reader: SequenceReader) -> int | None:
+    """The lowest number of a message ``reader``'s source holds (matching its selector), one
+    whose delivery time is still ahead included: a browse hides that one until it is due, but a
+    stream starting above it would never read it."""
+    first = reader.first_sequence()
+    if first == 1:
+        return first
+    not_due = reader.first_not_due(1, None if first is None else first - 1)
+    return first if not_due is None else not_due
