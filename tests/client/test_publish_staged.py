@@ -11,6 +11,7 @@ import pytest
 from jms.broker import Broker, DestinationPolicy
 from jms.client import BatchMarker, Connection, Session, StagedRange
 from jms.errors import (
+    IllegalStateException,
     InvalidDestinationException,
     JMSException,
     MessageFormatException,
@@ -146,7 +147,14 @@ def test_a_marked_batch_is_published_once_and_only_the_newest_marker_stays(
     staged = _stage(session, STAGING, ["one", "two"])
     assert session.publish_staged([staged], BatchMarker(MARKERS, 3)) == 0
     assert _held(session, STAGING) == 0  # the re-run's staged messages are consumed anyway
-    assert session.publish_staged([], BatchMarker(MARKERS, 2)) == 0  # an older batch: nothing
+    older = _stage(session, STAGING, ["stale"])
+    with pytest.raises(
+        IllegalStateException,
+        match=r"queue://markers marks batch 3 published, so batch 2 is not a run again of its "
+        r"last batch .* Nothing was published",
+    ):
+        session.publish_staged([older], BatchMarker(MARKERS, 2))  # another writer's
+    assert _held(session, STAGING) == 1  # refused whole: the next publish consumes it
     assert _texts(session, "out") == ["one", "two"]
     staged = _stage(session, STAGING, ["three"])
     assert session.publish_staged([staged], BatchMarker(MARKERS, 4)) == 1
@@ -261,6 +269,18 @@ def test_bad_requests_are_refused_before_anything_is_sent(session: Session) -> N
 def test_the_broker_refuses_an_empty_stage_request(session: Session, broker: Broker) -> None:
     with pytest.raises(ValueError, match="a stage request holds at least one message; got none"):
         broker.stage_encoded(1, STAGING, [])
+
+
+def test_staging_is_not_bounded_by_max_backlog(session: Session, broker: Broker) -> None:
+    """Found in review (28 November): a policy for every queue (``destination = "*"``) bounded
+    the staging queues too, and the leftovers of one failed attempt then refused every later
+    staging of the writer for good. Only the queues published to are bounded."""
+    broker.set_policy(str(STAGING), DestinationPolicy(max_backlog=2))
+    _stage(session, STAGING, ["left", "over", "by", "a failed attempt"])
+    staged = _stage(session, STAGING, ["a", "b", "c"])
+    assert session.publish_staged([staged]) == 3
+    assert _texts(session, "out") == ["a", "b", "c"]
+    assert _held(session, STAGING) == 0
 
 
 def test_a_move_that_would_overfill_a_bounded_queue_publishes_nothing(

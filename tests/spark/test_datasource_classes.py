@@ -19,7 +19,12 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 
 from jms.broker import Broker, close_embedded_broker
 from jms.client import ConnectionFactory, Session, TopicSubscription
-from jms.errors import InvalidDestinationException, JMSException
+from jms.errors import (
+    IllegalStateException,
+    InvalidDestinationException,
+    JMSException,
+    MessageFormatException,
+)
 from jms.message import MapMessage, Message, Queue, TextMessage, Topic
 from jms.spark import MESSAGE_ARROW_SCHEMA, MESSAGE_SCHEMA, from_rows, to_arrow
 from jms.spark.datasource import JmsDataSource
@@ -33,6 +38,7 @@ from jms.spark.sink import (
     STAGING_PREFIX,
     JmsBatchWriter,
     JmsStreamWriter,
+    StagedPartition,
     measures_every_row,
     null_nested_columns,
 )
@@ -599,11 +605,12 @@ def test_null_nested_columns_are_the_list_and_map_columns_null_in_every_row() ->
 class _Task:
     """What the sink asks of Spark's TaskContext, with the session's byte limit as given."""
 
-    def __init__(self, byte_limit: str | None) -> None:
+    def __init__(self, byte_limit: str | None, partition: int = 0) -> None:
         self._byte_limit = byte_limit
+        self._partition = partition
 
     def partitionId(self) -> int:
-        return 0
+        return self._partition
 
     def getLocalProperty(self, key: str) -> str | None:
         return self._byte_limit if key == BYTE_LIMIT_SETTING else None
@@ -714,6 +721,109 @@ def test_a_stream_batch_is_published_once_per_batch_id(url: str, session: Sessio
     assert _texts(session, "out") == ["one", "two", "one", "two"]
     markers = list(session.create_browser(session.create_queue(COMMITS_PREFIX + options.sink_id)))
     assert [m.get_long_property("JMS_jms_SparkBatch") for m in markers] == [1]
+
+
+def test_a_batch_id_below_the_sinks_last_is_refused_not_dropped(
+    url: str, session: Session, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found in review (28 November): a second query under one sinkId (or one started over)
+    had every batch it wrote quietly dropped as "published before"; a jms-to-jms stream then
+    consumed those messages from its source. Spark runs only a sink's last batch again, so an
+    older batch id is another writer's and is refused; the last one again is a re-run."""
+    options = SinkOptions.parse(
+        {"url": url, "destination": "queue://out", "sinkId": "shared"}, streaming=True
+    )
+    schema = StructType([StructField("text", StringType())])
+    writer = JmsStreamWriter(options, schema)
+
+    def staged(text: str) -> StagedPartition:
+        batch = pa.RecordBatch.from_pylist([{"text": text}])
+        return _roundtrip(writer).write(iter([batch]))
+
+    writer.commit([staged("first query, batch 5")], 5)
+    with caplog.at_level("WARNING", logger="jms.spark.sink"):
+        writer.commit([staged("batch 5 run again")], 5)
+    assert [record.getMessage() for record in caplog.records] == [
+        "jms sink shared: batch 5 was published before, so its rows were not published again "
+        "(a batch run again after a failure; or two writes of one batch under one sinkId, of "
+        "which only the first is published: give each write its own sinkId)"
+    ]
+    with pytest.raises(
+        IllegalStateException,
+        match=r"queue://jms\.spark\.commits\.shared marks batch 5 published, so batch 0 is "
+        r"not a run again of its last batch .* Nothing was published",
+    ):
+        JmsStreamWriter(options, schema).commit([staged("second query, batch 0")], 0)
+    assert _texts(session, "out") == ["first query, batch 5"]
+
+
+def test_one_checkpoint_spelled_several_ways_names_one_sink() -> None:
+    """Found in review: a trailing / or a file: URI named another sink, so a batch run again
+    after a crash was published twice."""
+
+    def sink_id(location: str) -> str | None:
+        options = {"url": "memory://", "checkpointLocation": location}
+        return SinkOptions.parse(options, streaming=True).sink_id
+
+    same = {sink_id(spelling) for spelling in ("/data/ckpt", "/data/ckpt/", "file:///data/ckpt")}
+    assert same == {sink_id("file:/data//ckpt")} and len(same) == 1
+    assert sink_id("/data/other") not in same
+    assert sink_id("hdfs://nn/data/ckpt/") == sink_id("HDFS://nn/data/ckpt")
+
+
+def test_a_refused_row_is_named_by_its_partition_and_its_number_in_it(
+    url: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: the row number counted from the start of its Arrow batch."""
+    writer = JmsBatchWriter(SinkOptions.parse({"url": url}, streaming=False), _SIMPLE)
+    rows = [(f"m{n}", "queue://out", 10 if n == 23 else 4, "eu", n) for n in range(30)]
+    batches = [_simple_batch(rows[start : start + 10]) for start in (0, 10, 20)]
+    monkeypatch.setattr("jms.spark.sink.TaskContext.get", lambda: _Task(None, partition=3))
+    with pytest.raises(
+        MessageFormatException, match=r"partition 3, row 23 does not make a message: .*10"
+    ):
+        _roundtrip(writer).write(iter(batches))
+
+
+def test_an_aborted_write_drops_what_every_partition_staged(
+    url: str, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: the staged rows of a task that failed stayed on the broker for good."""
+    writer = JmsBatchWriter(SinkOptions.parse({"url": url}, streaming=False), _SIMPLE)
+    done = _simple_batch([("a", "queue://out", 4, "eu", 1)])
+    monkeypatch.setattr("jms.spark.sink.TaskContext.get", lambda: _Task(None, partition=0))
+    first = _roundtrip(writer).write(iter([done]))
+
+    def failing() -> Iterator[pa.RecordBatch]:
+        yield _simple_batch([("b" * 1000, "queue://out", 4, "eu", 2)] * 5000)  # 4 MiB+: staged
+        raise RuntimeError("the task failed")
+
+    monkeypatch.setattr("jms.spark.sink.TaskContext.get", lambda: _Task(None, partition=1))
+    with pytest.raises(RuntimeError):
+        _roundtrip(writer).write(failing())
+    assert _texts(session, f"{writer._prefix}.p1") != []
+    writer.abort([first, None])
+    assert _texts(session, f"{writer._prefix}.p0") == []
+    assert _texts(session, f"{writer._prefix}.p1") == []
+    assert _texts(session, "out") == []
+
+
+def test_rows_cannot_be_published_to_the_sinks_own_queues(url: str, session: Session) -> None:
+    """Found in review: a row could go to jms.spark.commits.<sink> and forge a batch marker."""
+    writer = JmsBatchWriter(SinkOptions.parse({"url": url}, streaming=False), _SIMPLE)
+    rows = [("ok", "queue://out", 4, "eu", 1), ("forged", "queue://jms.spark.commits.v", 4, "", 1)]
+    with pytest.raises(
+        MessageFormatException,
+        match=r"partition 0, row 1 has destination 'queue://jms\.spark\.commits\.v', a queue of "
+        r"the jms sink's own",
+    ):
+        _roundtrip(writer).write(iter([_simple_batch(rows)]))
+    with pytest.raises(
+        ValueError, match=r"option destination is queue://jms\.spark\.staging\.x, a"
+    ):
+        SinkOptions.parse(
+            {"url": url, "destination": "queue://jms.spark.staging.x"}, streaming=False
+        )
 
 
 def test_a_commit_that_misses_staged_messages_publishes_nothing(url: str, session: Session) -> None:
@@ -867,6 +977,11 @@ def test_a_streaming_write_takes_what_spark_adds_to_its_options() -> None:
         ({"url": "memory://", "sinkId": "a b"}, False, "option sinkId is 'a b'"),
         ({"url": "memory://", "batchId": "3"}, False, "option batchId \\(3\\) needs option sinkId"),
         ({"url": "memory://", "sinkId": "s", "batchId": "2"}, True, "is for batch writes"),
+        (
+            {"url": "memory://", "sinkId": "s", "batchId": str(2**63)},
+            False,
+            "option batchId is '9223372036854775808'; it must be at most 9223372036854775807",
+        ),
         ({"url": "memory://", "destination": "temp-queue://x"}, False, "temporary destination"),
         ({"url": "stomp://h:1", "ca": "/ca.pem"}, False, "option ca .* is for a stomp\\+ssl://"),
         ({"url": "stomp+ssl://h:1", "cert": "/c.pem"}, False, "options cert and key go together"),

@@ -1090,8 +1090,9 @@ class Broker:
             state = self._queue_destination(queue)
             self._check_owner(connection, state)
             held = state.queue
-            if state.policy.max_backlog is not None:
-                self._check_room([(state, [held])] * len(stamped))
+            # No max_backlog here: a staging queue is a writer's own (what failed attempts left
+            # waits in it for the next publish), and a policy for every queue that refused
+            # staging beyond those leftovers would stop the writer for good.
             assert held.store_key is not None  # a staging queue is permanent
             runs = self._staged_runs.setdefault(state.text, [])
             lowest = [seq for seq in (held.first_paged(), min(held.entries, default=None)) if seq]
@@ -1134,9 +1135,10 @@ class Broker:
         (``jms.store.MoveEntries``: not a byte of it rewritten), any other message is sent again.
         With ``marker``, a marker message holding its batch id goes to the marker queue in the
         same transaction and the older markers there are consumed; if a marker there already
-        holds that batch id or a higher one, nothing is published and 0 is returned (a batch
-        re-run, a retried publish). Either way every staging queue named is consumed whole, the
-        leftovers of writers that failed included.
+        holds that batch id, nothing is published and 0 is returned (a batch re-run, a retried
+        publish); if one holds a higher id, ``IllegalStateException`` (a writer runs only its last
+        batch again: an older one comes from another writer). Unless refused, every staging
+        queue named is consumed whole, the leftovers of writers that failed included.
 
         Atomic: when a range is not held whole (a message of it missing or consumed), a message
         cannot be sent, or ``authorize_send`` (a front end's permission check, called under the
@@ -1302,7 +1304,14 @@ class Broker:
         if marker is not None:
             marker_queue = self._browse_source(connection, marker.queue)
             published = self._marked_batch(marker_queue, read.markers)
-            if published is not None and marker.batch_id <= published:
+            if published is not None and marker.batch_id < published:
+                raise IllegalStateException(
+                    f"{marker.queue} marks batch {published} published, so batch "
+                    f"{marker.batch_id} is not a run again of its last batch (the only one a "
+                    "writer runs again): another writer, or one started over, publishes with "
+                    "this marker queue. Nothing was published"
+                )
+            if published is not None and marker.batch_id == published:
                 logger.info(
                     "%s already marks batch %d published: batch %d is not published again",
                     marker.queue,

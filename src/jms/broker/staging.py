@@ -88,7 +88,8 @@ class StagedRange:
 @dataclass(frozen=True, slots=True)
 class BatchMarker:
     """Publish as batch ``batch_id`` of the writer whose marker lives in ``queue``: nothing is
-    published if the marker there already holds ``batch_id`` or a higher one."""
+    published if the marker there already holds ``batch_id``, and the publish is refused if it
+    holds a higher one (a writer runs only its last batch again)."""
 
     queue: Queue
     batch_id: int

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import posixpath
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -28,8 +30,10 @@ from jms.selector import Selector
 from jms.spark.offsets import LATEST, parse_offset_option
 
 __all__ = [
+    "COMMITS_PREFIX",
     "DEFAULT_MAX_OFFSETS_PER_PARTITION",
     "DEFAULT_PAGE_SIZE",
+    "STAGING_PREFIX",
     "BrokerAddress",
     "SinkOptions",
     "SourceOptions",
@@ -42,6 +46,10 @@ DEFAULT_MAX_OFFSETS_PER_PARTITION: Final = 100_000
 #: 1000 read ~40-50k msg/s, pages of 5000 ~65-78k with 1 KiB messages), small enough to stay a
 #: few MiB per page.
 DEFAULT_PAGE_SIZE: Final = 5000
+
+#: The names of the sink's own queues: a sink's staging queues, and the queue of its batch markers.
+STAGING_PREFIX: Final = "jms.spark.staging."
+COMMITS_PREFIX: Final = "jms.spark.commits."
 
 _BROKER_OPTIONS: Final = ("url", "user", "password", "ca", "cert", "key")
 _SOURCE_OPTIONS: Final = (
@@ -83,7 +91,9 @@ class _Options:
         value = self._values.get(name.lower())
         return None if value is None else str(value)
 
-    def integer(self, name: str, default: int | None, minimum: int) -> int | None:
+    def integer(
+        self, name: str, default: int | None, minimum: int, maximum: int | None = None
+    ) -> int | None:
         text = self.text(name)
         if text is None:
             return default
@@ -93,6 +103,8 @@ class _Options:
             raise ValueError(f"option {name} is {text!r}; expected a whole number") from None
         if value < minimum:
             raise ValueError(f"option {name} is {text!r}; it must be at least {minimum}")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"option {name} is {text!r}; it must be at most {maximum}")
         return value
 
     def boolean(self, name: str, default: bool) -> bool:
@@ -360,7 +372,7 @@ class SinkOptions:
                     f"option sinkId is {found.text('sinkId')!r}; use letters, digits, '-', '_' "
                     "and '.' (it becomes part of queue names)"
                 )
-        batch_id = found.integer("batchId", None, 0)
+        batch_id = found.integer("batchId", None, 0, 2**63 - 1)
         if streaming:
             found.refuse("batchId", "is for batch writes; a stream numbers its own batches")
             if sink_id is None:
@@ -371,14 +383,33 @@ class SinkOptions:
                         "checkpointLocation (given with .option(), not only as a Spark conf): "
                         "the sink remembers which batches it published under that name"
                     )
-                sink_id = "ckpt-" + hashlib.sha256(checkpoint.encode("utf-8")).hexdigest()[:20]
+                named = _checkpoint_identity(checkpoint).encode("utf-8")
+                sink_id = "ckpt-" + hashlib.sha256(named).hexdigest()[:20]
         elif batch_id is not None and sink_id is None:
             raise ValueError(
                 f"option batchId ({batch_id}) needs option sinkId: a batch id is remembered per sink"
             )
+        destination = _destination(found, "destination", required=False)
+        if isinstance(destination, Queue) and destination.get_queue_name().startswith(
+            (STAGING_PREFIX, COMMITS_PREFIX)
+        ):
+            raise ValueError(
+                f"option destination is {destination}, a queue of the jms sink's own "
+                f"({STAGING_PREFIX}*, {COMMITS_PREFIX}*), which no row may be published to"
+            )
         return SinkOptions(
-            broker=broker,
-            destination=_destination(found, "destination", required=False),
-            sink_id=sink_id,
-            batch_id=batch_id,
+            broker=broker, destination=destination, sink_id=sink_id, batch_id=batch_id
         )
+
+
+def _checkpoint_identity(location: str) -> str:
+    """``location`` spelled one way, so that the spellings of one checkpoint name one sink: a
+    trailing or doubled ``/`` dropped, a ``file:`` URI as its local path, a scheme in lower case."""
+    text = location.strip()
+    parts = urllib.parse.urlsplit(text)
+    if not parts.scheme:
+        return posixpath.normpath(text)
+    path = posixpath.normpath(urllib.parse.unquote(parts.path)) if parts.path else ""
+    if parts.scheme.lower() == "file":
+        return path
+    return f"{parts.scheme.lower()}://{parts.netloc}{path}"

@@ -237,10 +237,11 @@ class OutgoingRows:
             tuple(checked),
         )
 
-    def encoded(self, batch: pa.RecordBatch) -> list[bytes]:
+    def encoded(self, batch: pa.RecordBatch, first_row: int = 0) -> list[bytes]:
         """The codec encodings of ``messages(batch)``: made column by column
         (``arrow_to_encoded``) when the rows are ``MESSAGE_SCHEMA`` rows of one shape, else
-        message by message; the same bytes, or the same error, either way."""
+        message by message; the same bytes, or the same error, either way (naming the row,
+        counted from ``first_row``, the number of the batch's first)."""
         if self._simple is None:
             batch = self._full_batch(batch)
             encoded = arrow_to_encoded(batch, self._destination)
@@ -248,11 +249,11 @@ class OutgoingRows:
             encoded = arrow_to_encoded(_as_message_rows(self._simple, batch), self._destination)
         if encoded is not None:
             return encoded
-        return [encode(message) for message in self._messages(batch)]
+        return [encode(message) for message in self._messages(batch, first_row)]
 
     def messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
         """The messages of one Arrow batch of rows, each with its destination set."""
-        return self._messages(batch if self._simple is not None else self._full_batch(batch))
+        return self._messages(batch if self._simple is not None else self._full_batch(batch), 0)
 
     def _full_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """A full-layout batch with every ``MESSAGE_SCHEMA`` column, those left out null, and no
@@ -264,13 +265,14 @@ class OutgoingRows:
         index = batch.schema.get_field_index("delivery_count")
         return batch.set_column(index, batch.schema.field(index), pa.nulls(rows, pa.int32()))
 
-    def _messages(self, batch: pa.RecordBatch) -> Iterator[Message]:
-        """``messages``, once a full-layout batch is complete (``_full_batch``)."""
+    def _messages(self, batch: pa.RecordBatch, first_row: int) -> Iterator[Message]:
+        """``messages``, once a full-layout batch is complete (``_full_batch``); errors number
+        the rows from ``first_row``."""
         if self._simple is None:
-            built: Iterator[Message] = iter(from_arrow(batch))
+            built: Iterator[Message] = iter(from_arrow(batch, first_row=first_row))
         else:
-            built = self._simple_messages(self._simple, batch)
-        for index, message in enumerate(built):
+            built = self._simple_messages(self._simple, batch, first_row)
+        for index, message in enumerate(built, first_row):
             if self._destination is not None:
                 message.set_jms_destination(self._destination)
             elif message.get_jms_destination() is None:
@@ -280,7 +282,9 @@ class OutgoingRows:
             yield message
 
     @staticmethod
-    def _simple_messages(simple: _Simple, batch: pa.RecordBatch) -> Iterator[Message]:
+    def _simple_messages(
+        simple: _Simple, batch: pa.RecordBatch, first_row: int
+    ) -> Iterator[Message]:
         """The simple layout's messages, read column by column (a row's values never pass
         through a dict, a property value through no setter but a JMSX one's type check)."""
         bodies = batch.column(simple.body).to_pylist()
@@ -315,7 +319,7 @@ class OutgoingRows:
                         message.set_object_property(name, value_of(value))
             except (JMSException, TypeError, ValueError) as error:
                 raise MessageFormatException(
-                    f"row {index} does not make a message: {error}"
+                    f"row {first_row + index} does not make a message: {error}"
                 ) from error
             yield message
 

@@ -368,12 +368,12 @@ def _new_message(row: Any) -> Message:
     return Message()
 
 
-def from_rows(rows: Iterable[Any]) -> list[Message]:
+def from_rows(rows: Iterable[Any], *, first_row: int = 0) -> list[Message]:
     """The messages that rows in ``MESSAGE_SCHEMA`` describe (pyspark Rows, or dicts such as
     ``DataFrame.toArrow().to_pylist()`` gives); a row that describes no message raises
-    ``MessageFormatException`` naming the row and the column."""
+    ``MessageFormatException`` naming the row (numbered from ``first_row``) and the column."""
     messages = []
-    for index, row in enumerate(rows):
+    for index, row in enumerate(rows, first_row):
         try:
             message = _new_message(row)
             _set_headers(message, row)
@@ -397,17 +397,17 @@ _FAST_BODIES: Final = frozenset({"message", "text", "bytes"})
 _VALUE_FIELDS: Final = tuple(name for name in PROPERTY_VALUE.names if name != "type")
 
 
-def from_arrow(batch: pa.RecordBatch) -> list[Message]:
+def from_arrow(batch: pa.RecordBatch, *, first_row: int = 0) -> list[Message]:
     """``from_rows(batch.to_pylist())`` for a batch in ``MESSAGE_ARROW_SCHEMA``, read column by
     column: each message's fields are set from its row's values checked as ``from_rows`` checks
     them, without a dict per row or a setter per field. A batch it does not take whole this way
     (a Map, Stream or Object body, correlation ID bytes, anything ``from_rows`` would refuse)
     goes through ``from_rows``, which converts it or says what is wrong, so the result and every
-    error are ``from_rows``'s."""
+    error are ``from_rows``'s (rows numbered from ``first_row``)."""
     try:
         return _from_columns(batch)
     except (_NotSimple, _BadRow, JMSException, TypeError, ValueError):
-        return from_rows(batch.to_pylist())
+        return from_rows(batch.to_pylist(), first_row=first_row)
 
 
 def _property_values(properties: pa.Array) -> tuple[list[int], list[str], list[Any]]:

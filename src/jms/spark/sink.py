@@ -18,8 +18,9 @@ to the broker, are written to its store once, and the driver only says which of 
    ``jms.spark.commits.<sink>``; consumers see the whole batch at once or nothing. PERSISTENT
    messages to a queue are moved, not written again. A staged message missing makes the broker
    refuse the whole request.
-3. **Remember.** The broker reads the marker in the same step: a batch id at or below the last
-   one published is not published again (a re-run batch after a crash, or ``commit`` retried).
+3. **Remember.** The broker reads the marker in the same step: the last batch id published is
+   not published again (a re-run batch after a crash, or ``commit`` retried), and one below it
+   is refused (another query under the same name: Spark runs only the last batch again).
 4. **Clean up.** In the same transaction the staging queues are consumed whole (what failed
    attempts left included) and the older markers are dropped. So a crash at any point either
    published the batch with its marker or left it staged for the next commit; never both, never
@@ -45,6 +46,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -58,8 +60,9 @@ from jms.client import (
     Connection,
     StagedRange,
 )
-from jms.message import Queue
-from jms.spark.options import SinkOptions
+from jms.errors import JMSException, MessageFormatException
+from jms.message import Destination, Queue
+from jms.spark.options import COMMITS_PREFIX, STAGING_PREFIX, SinkOptions
 from jms.spark.outgoing import OutgoingRows
 from jms.spark.pipeline import BYTE_LIMIT_SETTING, NO_BYTE_LIMIT
 
@@ -79,8 +82,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STAGING_PREFIX: Final = "jms.spark.staging."
-COMMITS_PREFIX: Final = "jms.spark.commits."
 #: A task asks the broker to stage its messages at least this many bytes of encodings at a time
 #: (all of them at the end), whatever the size of the Arrow batches Spark hands it: Spark's
 #: hand-over is fastest in batches of 1,000 rows or so (docs/spark.md, "Arrow batches"), and
@@ -149,18 +150,31 @@ def stage(
     """Send the messages of ``batches`` to this task's partition's staging queue (under
     ``prefix``); report the ranges they got there."""
     task = TaskContext.get()
-    staging = f"{prefix}.p{task.partitionId() if task is not None else 0}"
+    partition = task.partitionId() if task is not None else 0
+    staging = f"{prefix}.p{partition}"
     measured = task is not None and measures_every_row(task.getLocalProperty(BYTE_LIMIT_SETTING))
     slow_columns: dict[str, None] = {}
     slow_batch_rows = 0
     ranges: list[StagedRange] = []
+    rows_read = 0  # the partition's rows so far: errors name a row by its number in it
+
+    def staged(request: Future[list[StagedRange]], first_row: int, count: int) -> None:
+        try:
+            ranges.extend(request.result())
+        except JMSException as error:
+            raise type(error)(
+                f"partition {partition}, staging its rows {first_row} to "
+                f"{first_row + count - 1}: {error.reason}",
+                linked_exception=error,
+            ) from None
+
     # One batch is staged by a sender thread while the next is encoded here: waiting for the
     # broker (its store's commit) then overlaps with the work of this task. The session is
     # used by one thread at a time: the sender's call ends before the next one starts.
     with _connect(options) as connection, ThreadPoolExecutor(1, "jms-sink-stage") as sender:
         session = connection.create_session()
         staging_queue = Queue(staging)
-        in_flight: Future[list[StagedRange]] | None = None
+        in_flight: tuple[Future[list[StagedRange]], int, int] | None = None
         encoded: list[bytes] = []
         size = 0
         for batch in batches:
@@ -171,19 +185,28 @@ def stage(
             ):
                 slow_columns.update(dict.fromkeys(slow))
                 slow_batch_rows = max(slow_batch_rows, batch.num_rows)
-            more = rows.encoded(batch)
+            try:
+                _refuse_sink_queues(options, batch, rows_read)
+                more = rows.encoded(batch, rows_read)
+            except MessageFormatException as error:
+                raise MessageFormatException(
+                    f"partition {partition}, {error.reason}", linked_exception=error
+                ) from None
+            rows_read += batch.num_rows
             encoded += more
             size += sum(map(len, more))
             if size < STAGE_REQUEST_BYTES:
                 continue  # small Arrow batches are staged together: fewer requests and commits
             if in_flight is not None:
-                ranges += in_flight.result()
-            in_flight = sender.submit(session.stage_encoded, staging_queue, encoded)
+                staged(*in_flight)
+            request = sender.submit(session.stage_encoded, staging_queue, encoded)
+            in_flight = (request, rows_read - len(encoded), len(encoded))
             encoded, size = [], 0
         if in_flight is not None:
-            ranges += in_flight.result()
+            staged(*in_flight)
         if encoded:
-            ranges += session.stage_encoded(staging_queue, encoded)
+            request = sender.submit(session.stage_encoded, staging_queue, encoded)
+            staged(request, rows_read - len(encoded), len(encoded))
     # Requests that follow each other (nothing else staged between them) make one range.
     merged: list[list[int]] = []
     for part in ranges:
@@ -196,6 +219,31 @@ def stage(
         tuple((first, last) for first, last in merged),
         tuple(slow_columns),
         slow_batch_rows,
+    )
+
+
+def _refuse_sink_queues(options: SinkOptions, batch: pa.RecordBatch, first_row: int) -> None:
+    """Refuse rows addressed to a sink's own queues (``jms.spark.staging.*``,
+    ``jms.spark.commits.*``): a row there could forge a batch marker or a staged range."""
+    if options.destination is not None or "destination" not in batch.schema.names:
+        return  # the option was checked when it was read
+    column = batch.column("destination")
+    for value in pc.unique(column).to_pylist():
+        if value is not None and _is_sink_queue(value):
+            row = first_row + pc.index(column, value).as_py()
+            raise MessageFormatException(
+                f"row {row} has destination {value!r}, a queue of the jms sink's own "
+                f"({STAGING_PREFIX}*, {COMMITS_PREFIX}*), which no row may be published to"
+            )
+
+
+def _is_sink_queue(text: str) -> bool:
+    try:
+        destination = Destination.parse(text.strip())
+    except JMSException:
+        return False  # not a destination: the row's conversion says so
+    return isinstance(destination, Queue) and destination.get_queue_name().startswith(
+        (STAGING_PREFIX, COMMITS_PREFIX)
     )
 
 
@@ -223,6 +271,14 @@ def publish(
             marker,
         )
     logger.info("sink %s: batch %s published %d messages", sink_id, batch_id, published)
+    if published == 0 and any(part.ranges for part in parts):
+        logger.warning(
+            "jms sink %s: batch %s was published before, so its rows were not published again "
+            "(a batch run again after a failure; or two writes of one batch under one sinkId, "
+            "of which only the first is published: give each write its own sinkId)",
+            sink_id,
+            batch_id,
+        )
     if slow := [part for part in parts if part.slow_columns]:
         logger.warning("%s", hand_over_advice(options, slow))
     return published
@@ -248,16 +304,16 @@ def hand_over_advice(options: SinkOptions, slow: list[StagedPartition]) -> str:
     )
 
 
-def discard(options: SinkOptions, staged: list[WriterCommitMessage | None]) -> None:
-    """Drop what the reported attempts of a write Spark aborted staged (with whatever else their
-    staging queues hold; failed attempts that reported nothing are cleaned by the next commit)."""
-    queues = dict.fromkeys(part.staging for part in staged if isinstance(part, StagedPartition))
-    if not queues:
+def discard(options: SinkOptions, prefix: str, staged: list[WriterCommitMessage | None]) -> None:
+    """Drop what every attempt of a write Spark aborted staged: the staging queues under
+    ``prefix`` of all its partitions (``staged`` has an entry per partition, None where the
+    task failed, and a failed attempt may have staged part of its rows)."""
+    if not staged:
         return
     with _connect(options) as connection:
         session = connection.create_session()
-        for name in queues:
-            reader = session.create_sequence_reader(Queue(name))
+        for partition in range(len(staged)):
+            reader = session.create_sequence_reader(Queue(f"{prefix}.p{partition}"))
             reader.acknowledge_through(reader.last_sequence())
 
 
@@ -277,7 +333,7 @@ class JmsBatchWriter(DataSourceArrowWriter):
         publish(self._options, messages, self._options.batch_id)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        discard(self._options, messages)
+        discard(self._options, self._prefix, messages)
 
 
 class JmsStreamWriter(DataSourceStreamArrowWriter):
@@ -297,4 +353,4 @@ class JmsStreamWriter(DataSourceStreamArrowWriter):
         publish(self._options, messages, batchId)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        discard(self._options, messages)
+        discard(self._options, self._prefix, messages)
