@@ -50,13 +50,15 @@ def session(connection: Connection) -> Session:
 def _send(
     connection: Connection, destination: Queue | Topic, count: int, start: int = 0
 ) -> list[str]:
-    """Send ``count`` messages numbered from ``start`` in one transaction; their message IDs."""
+    """Send ``count`` messages numbered from ``start`` (``n``; ``color`` red when odd, blue when
+    even) in one transaction; their message IDs."""
     transacted = connection.create_session(transacted=True)
     producer = transacted.create_producer(destination)
     sent: list[Message] = []
     for number in range(start, start + count):
         message = transacted.create_text_message(f"m{number}")
         message.set_long_property("n", Long(number))
+        message.set_string_property("color", "red" if number % 2 else "blue")
         producer.send(message)
         sent.append(message)
     transacted.commit()
@@ -186,22 +188,6 @@ def test_streams_take_the_backlog_of_a_queue_and_a_durable_subscription_by_defau
     assert list(reader.read(1)) == []
 
 
-def _colored(connection: Connection, queue: Queue, count: int, start: int = 0) -> list[str]:
-    """``count`` messages numbered from ``start``, red when odd and blue when even."""
-    transacted = connection.create_session(transacted=True)
-    producer = transacted.create_producer(queue)
-    sent: list[Message] = []
-    for number in range(start, start + count):
-        message = transacted.create_text_message(f"m{number}")
-        message.set_long_property("n", Long(number))
-        message.set_string_property("color", "red" if number % 2 else "blue")
-        producer.send(message)
-        sent.append(message)
-    transacted.commit()
-    transacted.close()
-    return [m.get_jms_message_id() or "" for m in sent]
-
-
 def test_a_stream_restarted_with_another_selector_loses_nothing(
     jms_spark: SparkSession,
     broker_url: str,
@@ -213,7 +199,7 @@ def test_a_stream_restarted_with_another_selector_loses_nothing(
     ``color = 'blue'`` consumed the blue messages below the offset without reading them. Now the
     new selector reads on from the offset; what the old one skipped stays on the queue."""
     queue = Queue(f"recolored-{uuid.uuid4().hex[:8]}")
-    first = _colored(connection, queue, 10)
+    first = _send(connection, queue, 10)
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     red = {"destination": str(queue), "selector": "color = 'red'"}
     blue = {"destination": str(queue), "selector": "color = 'blue'"}
@@ -221,7 +207,7 @@ def test_a_stream_restarted_with_another_selector_loses_nothing(
     assert _archived(jms_spark, output) == Counter(first[1::2])
     _run(jms_spark, broker_url, output, checkpoint, **blue)
     assert _archived(jms_spark, output) == Counter(first[1::2])
-    second = _colored(connection, queue, 4, start=10)
+    second = _send(connection, queue, 4, start=10)
     _run(jms_spark, broker_url, output, checkpoint, **blue)
     assert _archived(jms_spark, output) == Counter(first[1::2] + second[0::2])
     left = [m.get_jms_message_id() for m in session.create_browser(queue)]
