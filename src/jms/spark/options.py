@@ -37,6 +37,7 @@ __all__ = [
     "BrokerAddress",
     "SinkOptions",
     "SourceOptions",
+    "sink_queue_refusal",
 ]
 
 #: Sequence numbers one partition covers at most unless ``maxOffsetsPerPartition`` says otherwise.
@@ -390,16 +391,24 @@ class SinkOptions:
                 f"option batchId ({batch_id}) needs option sinkId: a batch id is remembered per sink"
             )
         destination = _destination(found, "destination", required=False)
-        if isinstance(destination, Queue) and destination.get_queue_name().startswith(
-            (STAGING_PREFIX, COMMITS_PREFIX)
-        ):
-            raise ValueError(
-                f"option destination is {destination}, a queue of the jms sink's own "
-                f"({STAGING_PREFIX}*, {COMMITS_PREFIX}*), which no row may be published to"
-            )
+        if refusal := sink_queue_refusal(destination):
+            raise ValueError(f"option destination is {destination}, {refusal}")
         return SinkOptions(
             broker=broker, destination=destination, sink_id=sink_id, batch_id=batch_id
         )
+
+
+def sink_queue_refusal(destination: Destination | None) -> str | None:
+    """Why rows cannot be published to ``destination`` when it is one of the sink's own queues
+    (a row there could forge a batch marker or a staged range); None for any other."""
+    if isinstance(destination, Queue) and destination.get_queue_name().startswith(
+        (STAGING_PREFIX, COMMITS_PREFIX)
+    ):
+        return (
+            f"a queue of the jms sink's own ({STAGING_PREFIX}*, {COMMITS_PREFIX}*), which no row "
+            "may be published to"
+        )
+    return None
 
 
 def _checkpoint_identity(location: str) -> str:

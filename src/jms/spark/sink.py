@@ -62,7 +62,7 @@ from jms.client import (
 )
 from jms.errors import JMSException, MessageFormatException
 from jms.message import Destination, Queue
-from jms.spark.options import COMMITS_PREFIX, STAGING_PREFIX, SinkOptions
+from jms.spark.options import COMMITS_PREFIX, STAGING_PREFIX, SinkOptions, sink_queue_refusal
 from jms.spark.outgoing import OutgoingRows
 from jms.spark.pipeline import BYTE_LIMIT_SETTING, NO_BYTE_LIMIT
 
@@ -151,7 +151,7 @@ def stage(
     ``prefix``); report the ranges they got there."""
     task = TaskContext.get()
     partition = task.partitionId() if task is not None else 0
-    staging = f"{prefix}.p{partition}"
+    staging_queue = _staging_queue(prefix, partition)
     measured = task is not None and measures_every_row(task.getLocalProperty(BYTE_LIMIT_SETTING))
     slow_columns: dict[str, None] = {}
     slow_batch_rows = 0
@@ -173,7 +173,6 @@ def stage(
     # used by one thread at a time: the sender's call ends before the next one starts.
     with _connect(options) as connection, ThreadPoolExecutor(1, "jms-sink-stage") as sender:
         session = connection.create_session()
-        staging_queue = Queue(staging)
         in_flight: tuple[Future[list[StagedRange]], int, int] | None = None
         encoded: list[bytes] = []
         size = 0
@@ -215,7 +214,7 @@ def stage(
         else:
             merged.append([part.first_seq, part.last_seq])
     return StagedPartition(
-        staging,
+        staging_queue.get_queue_name(),
         tuple((first, last) for first, last in merged),
         tuple(slow_columns),
         slow_batch_rows,
@@ -229,22 +228,20 @@ def _refuse_sink_queues(options: SinkOptions, batch: pa.RecordBatch, first_row: 
         return  # the option was checked when it was read
     column = batch.column("destination")
     for value in pc.unique(column).to_pylist():
-        if value is not None and _is_sink_queue(value):
+        if value is None:
+            continue
+        try:
+            refusal = sink_queue_refusal(Destination.parse(value.strip()))
+        except JMSException:
+            continue  # not a destination: the row's conversion says so
+        if refusal:
             row = first_row + pc.index(column, value).as_py()
-            raise MessageFormatException(
-                f"row {row} has destination {value!r}, a queue of the jms sink's own "
-                f"({STAGING_PREFIX}*, {COMMITS_PREFIX}*), which no row may be published to"
-            )
+            raise MessageFormatException(f"row {row} has destination {value!r}, {refusal}")
 
 
-def _is_sink_queue(text: str) -> bool:
-    try:
-        destination = Destination.parse(text.strip())
-    except JMSException:
-        return False  # not a destination: the row's conversion says so
-    return isinstance(destination, Queue) and destination.get_queue_name().startswith(
-        (STAGING_PREFIX, COMMITS_PREFIX)
-    )
+def _staging_queue(prefix: str, partition: int) -> Queue:
+    """The staging queue of a partition of the sink whose staging queues are under ``prefix``."""
+    return Queue(f"{prefix}.p{partition}")
 
 
 def publish(
@@ -313,7 +310,7 @@ def discard(options: SinkOptions, prefix: str, staged: list[WriterCommitMessage 
     with _connect(options) as connection:
         session = connection.create_session()
         for partition in range(len(staged)):
-            reader = session.create_sequence_reader(Queue(f"{prefix}.p{partition}"))
+            reader = session.create_sequence_reader(_staging_queue(prefix, partition))
             reader.acknowledge_through(reader.last_sequence())
 
 
